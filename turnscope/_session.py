@@ -1,0 +1,218 @@
+"""A conversation session: feed it turns, get a standalone query per user turn."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from turnscope._exceptions import InputError
+from turnscope.conversation import ConversationState, ResolvedTurn, Role, Screen, Turn, detect_language
+from turnscope.entities import EntityExtractor, LivenessConfig, Mention, SlotTable, Vocabulary
+from turnscope.references import classify
+from turnscope.rewriters._base import RewriteRequest, RewriteResult, Rewriter
+from turnscope.rewriters._embedded import EmbeddedRewriter
+from turnscope.scope import Message, Scope, ScopePolicy, get_policy
+
+__all__ = ["Session", "TurnResult"]
+
+logger = logging.getLogger("turnscope.session")
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    """The rewrite of one user turn, with the evidence that produced it."""
+
+    turn: int
+    query: str
+    reference_class: str
+    topic_shift: bool
+    entities: tuple[dict[str, str], ...]
+    scope: Scope
+    backend: str
+    fallback: bool
+    fallback_reason: str | None
+    leaks: tuple[str, ...] = ()
+    slot_table: tuple[dict[str, object], ...] = ()
+    trace: Mapping[str, object] = field(default_factory=dict)
+
+    def to_output(self, item_id: str | None = None) -> dict[str, Any]:
+        """The SPEC section 4 rewrite-output object."""
+        out: dict[str, Any] = {}
+        if item_id is not None:
+            out["id"] = item_id
+        out.update({
+            "query": self.query,
+            "reference_class": self.reference_class,
+            "topic_shift": self.topic_shift,
+            "entities": [dict(e) for e in self.entities],
+            "scope": self.scope.to_json(),
+            "backend": self.backend,
+            "fallback": self.fallback,
+            "fallback_reason": self.fallback_reason,
+        })
+        if self.leaks:
+            out["leaks"] = list(self.leaks)
+        return out
+
+
+def _screen(value: Screen | Mapping[str, Any] | None) -> Screen | None:
+    if value is None or isinstance(value, Screen):
+        return value
+    if not isinstance(value, Mapping):
+        raise InputError(f"screen must be an object with page_title/page_url/site, got {value!r}")
+    return Screen(value.get("page_title"), value.get("page_url"), value.get("site"))
+
+
+class Session:
+    """One conversation.
+
+    >>> s = Session()
+    >>> _ = s.user("Which EU regions support customer-managed encryption keys?")
+    >>> s.assistant("Frankfurt and Dublin both support CMK for data at rest.")
+    >>> s.user("What's the uptime SLA on the second one?").query
+    "What's the uptime SLA on Dublin?"
+
+    ``policy`` is a name (``default``, ``full``, ``window:2``, ``segment:flag``…) or a
+    :class:`~turnscope.scope.ScopePolicy`; ``rewriter`` any :class:`Rewriter`
+    (the embedded one by default). When a configured rewriter fails, the
+    embedded rewriter answers and the result says so (``fallback``).
+    """
+
+    def __init__(
+        self,
+        *,
+        policy: str | ScopePolicy = "default",
+        rewriter: Rewriter | None = None,
+        vocabulary: Vocabulary | None = None,
+        liveness: LivenessConfig | None = None,
+        extractor: EntityExtractor | None = None,
+    ) -> None:
+        self.extractor = extractor or EntityExtractor(vocabulary)
+        self.policy = get_policy(policy)
+        self.embedded = EmbeddedRewriter(self.extractor)
+        self.rewriter: Rewriter = rewriter or self.embedded
+        self.state = ConversationState(slots=SlotTable(liveness))
+        self._last_user: int | None = None
+
+    # -- feeding turns -------------------------------------------------------------
+    def add(self, role: str | Role, content: str,
+            screen: Screen | Mapping[str, Any] | None = None) -> TurnResult | None:
+        """Add a turn of either role; user turns are rewritten and returned."""
+        try:
+            r = Role(role)
+        except ValueError:
+            raise InputError(f"role must be 'user' or 'assistant', got {role!r}") from None
+        if r is Role.USER:
+            return self.user(content, screen=screen)
+        self.assistant(content, screen=screen)
+        return None
+
+    def assistant(self, content: str, *, screen: Screen | Mapping[str, Any] | None = None) -> None:
+        if not isinstance(content, str):
+            raise InputError(f"assistant content must be a string, got {type(content).__name__}")
+        idx = self.state.last_index + 1
+        lang = detect_language(content)
+        mentions = tuple(self.extractor.extract(content, lang))
+        self._append(Turn(idx, Role.ASSISTANT, content, lang, _screen(screen)), mentions)
+        self.state.slots.observe(idx, mentions, by_user=False)
+        if self._last_user is not None:
+            self.state.index_exchange_text(self._last_user, content)
+
+    def user(self, content: str, *, screen: Screen | Mapping[str, Any] | None = None) -> TurnResult:
+        if not isinstance(content, str) or not content.strip():
+            raise InputError("a user message must be a non-empty string")
+        state = self.state
+        idx = state.last_index + 1
+        scr = _screen(screen)
+        lang = detect_language(content)
+        mentions = tuple(self.extractor.extract(content, lang))
+        c = classify(content, lang, mentions, has_history=bool(state.turns),
+                     has_screen=scr is not None)
+        message = Message(idx, content, lang, mentions, c, scr)
+        state.slots.advance(idx)
+        scope = self.policy.run(state, message)
+        result = self._rewrite(RewriteRequest(message, scope, state))
+
+        entities = result.entities
+        self._append(Turn(idx, Role.USER, content, lang, scr), entities)
+        state.slots.observe(idx, entities, by_user=True)
+        state.resolved[idx] = ResolvedTurn(idx, result.query, entities, result.focus,
+                                           result.topic_shift)
+        state.index_exchange_text(idx, content + " " + result.query)
+        if result.topic_shift:
+            # the flag detector: the flag riding on this rewrite opens a new segment
+            state.memo["segment_start:flag"] = idx
+        self._last_user = idx
+        out = TurnResult(
+            turn=idx,
+            query=result.query,
+            reference_class=result.reference_class,
+            topic_shift=result.topic_shift,
+            entities=self._entity_rows(entities),
+            scope=scope,
+            backend=result.backend,
+            fallback=result.fallback,
+            fallback_reason=result.fallback_reason,
+            leaks=result.leaks,
+            slot_table=tuple(self.slot_rows()),
+            trace=result.trace,
+        )
+        logger.info("turn %d %s -> %r | slots: %s", idx, c.spec_class, result.query,
+                    "; ".join(f"{r['type']}:{r['name']}={r['status']}" for r in out.slot_table))
+        return out
+
+    # -- internals -----------------------------------------------------------------
+    def _append(self, turn: Turn, mentions: tuple[Mention, ...]) -> None:
+        self.state.turns.append(turn)
+        self.state.mentions[turn.index] = mentions
+        enum = self.extractor.enumeration(turn.content, turn.index, turn.lang, mentions)
+        if enum is not None and len(enum.items) >= 2:
+            self.state.enumerations.append(enum)
+
+    def _rewrite(self, request: RewriteRequest) -> RewriteResult:
+        if self.rewriter is self.embedded:
+            return self.embedded.run(request)
+        try:
+            return self.rewriter.run(request)
+        except Exception as exc:  # any backend fault degrades to the embedded path
+            reason = f"{type(exc).__name__}: {exc}"
+            logger.warning("rewriter %s failed (%s); using the embedded rewriter",
+                           getattr(self.rewriter, "name", "?"), reason)
+            r = self.embedded.run(request)
+            return RewriteResult(r.query, r.reference_class, r.topic_shift, r.entities, r.focus,
+                                 backend=r.backend, fallback=True, fallback_reason=reason,
+                                 trace=r.trace)
+
+    def _entity_rows(self, entities: tuple[Mention, ...]) -> tuple[dict[str, str], ...]:
+        rows: list[dict[str, str]] = []
+        seen: set[str] = set()
+        for m in entities:
+            if m.is_attribute or m.key.casefold() in seen:
+                continue
+            seen.add(m.key.casefold())
+            slot = self.state.slots.get(m.type, m.name)
+            rows.append({"type": m.type, "name": m.name,
+                         "status": slot.status.value if slot else "live"})
+        return tuple(rows)
+
+    def slot_rows(self, *, include_terminal: bool = False) -> list[dict[str, object]]:
+        """The slot table (current slots; terminal ones too if asked)."""
+        if include_terminal:
+            return self.state.slots.table()
+        return [{"type": s.type, "name": s.name, "introduced": s.introduced,
+                 "last_seen": s.last_seen, "status": s.status.value}
+                for s in self.state.slots.current()]
+
+    @classmethod
+    def replay(cls, prefix: list[Mapping[str, Any]], **kwargs: Any) -> Session:
+        """A session that has already seen ``prefix`` (list of {role, content, screen})."""
+        s = cls(**kwargs)
+        for i, t in enumerate(prefix):
+            if not isinstance(t, Mapping) or "role" not in t or "content" not in t:
+                raise InputError(f"prefix[{i}] needs 'role' and 'content'")
+            s.add(t["role"], t["content"], t.get("screen"))
+        return s
+
+

@@ -1,0 +1,87 @@
+"""What turnscope remembers about one conversation between turns.
+
+Everything here is updated incrementally so that the cost of a turn does not
+grow with the length of the conversation: slots age only while non-terminal,
+enumerations and user-turn records are appended, and the bigram index used by
+the ``relevant`` policy is built once per exchange.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from turnscope.conversation._model import Role, Screen, Turn
+from turnscope.entities import Enumeration, Mention, SlotTable
+
+__all__ = ["ResolvedTurn", "ConversationState", "char_bigrams"]
+
+
+def char_bigrams(text: str) -> set[str]:
+    """Character 2-grams of the case-folded text without spaces (works for Japanese too)."""
+    t = "".join(text.casefold().split())
+    if len(t) < 2:
+        return {t} if t else set()
+    return {t[i : i + 2] for i in range(len(t) - 1)}
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedTurn:
+    """What a user turn turned into: its standalone query and what it was about."""
+
+    turn: int
+    query: str
+    entities: tuple[Mention, ...]
+    focus: Mention | None
+    topic_shift: bool
+
+
+@dataclass
+class ConversationState:
+    turns: list[Turn] = field(default_factory=list)
+    mentions: dict[int, tuple[Mention, ...]] = field(default_factory=dict)
+    enumerations: list[Enumeration] = field(default_factory=list)
+    #: last turn at which each enumeration (by its turn) was used or shown
+    enumeration_use: dict[int, int] = field(default_factory=dict)
+    resolved: dict[int, ResolvedTurn] = field(default_factory=dict)
+    slots: SlotTable = field(default_factory=SlotTable)
+    #: bigram -> exchange start turns (user turn index) containing it
+    bigram_index: dict[str, set[int]] = field(default_factory=lambda: defaultdict(set))
+    #: per-policy incremental state (e.g. segment centroids), keyed by policy name
+    memo: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def last_index(self) -> int:
+        return self.turns[-1].index if self.turns else 0
+
+    def turn(self, index: int) -> Turn:
+        return self.turns[index - 1]
+
+    def user_turns_before(self, index: int, limit: int | None = None) -> list[Turn]:
+        out: list[Turn] = []
+        i = index - 1
+        while i >= 1 and (limit is None or len(out) < limit):
+            t = self.turns[i - 1]
+            if t.role is Role.USER:
+                out.append(t)
+            i -= 1
+        return out
+
+    def latest_screen(self) -> Screen | None:
+        # scan back a bounded distance: screen state is situational, not historical
+        for t in reversed(self.turns[-6:]):
+            if t.screen is not None and not t.screen.is_empty():
+                return t.screen
+        return None
+
+    def exchange_of(self, user_turn: int) -> tuple[int, ...]:
+        """The user turn and the assistant answer after it (if any)."""
+        nxt = user_turn + 1
+        if nxt <= len(self.turns) and self.turns[nxt - 1].role is Role.ASSISTANT:
+            return (user_turn, nxt)
+        return (user_turn,)
+
+    def index_exchange_text(self, user_turn: int, text: str) -> None:
+        for bg in char_bigrams(text):
+            self.bigram_index[bg].add(user_turn)

@@ -1,0 +1,33 @@
+"""Public data sets (TREC CAsT, TopiOCQA, TIAGE) read in place from the shared data folder.
+
+>>> from turnscope.datasets import load_cast, cast_baselines
+>>> items = load_cast(2019)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from turnscope.datasets._cast import (
+    CAST_YEARS,
+    DATA_ENV_VAR,
+    DEFAULT_DATA_ROOT,
+    cast_baselines,
+    load_cast,
+    resolve_data_root,
+)
+from turnscope.datasets._textwords import STOP_WORDS, content_words, stem
+from turnscope.datasets._topiocqa import TopicTurn, load_tiage, load_topiocqa
+
+__all__ = [
+    "CAST_YEARS",
+    "DATA_ENV_VAR",
+    "DEFAULT_DATA_ROOT",
+    "STOP_WORDS",
+    "TopicTurn",
+    "cast_baselines",
+    "content_words",
+    "load_cast",
+    "load_tiage",
+    "load_topiocqa",
+    "resolve_data_root",
+    "stem",
+]

@@ -1,0 +1,384 @@
+"""Typed entity extraction without a model.
+
+Two sources, in priority order:
+
+1. a *domain vocabulary* (optional): types, canonical names and aliases loaded
+   from JSON, e.g. ``region: Dublin = eu-west-1``. Types are what make
+   supersession possible (a new ``service`` replaces the old one).
+2. a *general extractor* for unseen domains: quoted names, identifiers
+   (``eu-west-1``, ``EC2``, ``v2``), acronyms, capitalised proper-noun spans and
+   multi-word noun phrases (runs of words that are not function words or
+   verbs); for Japanese, katakana/kanji/Latin compounds between kana.
+
+Enumerations ("Frankfurt and Dublin", "1) … 2) …") are kept in order, so that
+"the second one" can be resolved later.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+from turnscope._exceptions import ConfigError
+from turnscope.entities._lexicon import (
+    DETERMINERS,
+    FUNCTION_WORDS,
+    GENERIC_HEADS,
+    JA_RELATIONAL,
+    RELATIONAL_NOUNS,
+    VERBS,
+)
+
+__all__ = [
+    "Mention",
+    "Enumeration",
+    "Vocabulary",
+    "EntityExtractor",
+    "GENERAL_TYPES",
+    "bundled_vocabulary",
+]
+
+#: types produced by the general extractor; they are too coarse for supersession
+#: ("a new phrase" does not replace "an old phrase") so slots of these types only age out.
+GENERAL_TYPES = frozenset({"name", "term", "phrase", "attribute"})
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    """One occurrence of an entity in a message."""
+
+    type: str
+    name: str  # canonical name
+    surface: str  # as written
+    start: int
+    end: int
+    source: str = "general"  # "vocab" | "general"
+
+    @property
+    def key(self) -> str:
+        return f"{self.type}:{self.name}"
+
+    @property
+    def is_attribute(self) -> bool:
+        return self.type == "attribute"
+
+
+@dataclass(frozen=True, slots=True)
+class Enumeration:
+    """An ordered list of alternatives offered in one turn."""
+
+    turn: int
+    items: tuple[Mention, ...]
+    numbered: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    type: str
+    name: str
+    surfaces: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """Domain vocabulary: typed canonical names with aliases.
+
+    >>> v = Vocabulary.from_dict({"types": {"region": [{"name": "Dublin", "aliases": ["eu-west-1"]}]}})
+    >>> [m.name for m in v.find("SLA in eu-west-1?")]
+    ['Dublin']
+    """
+
+    entries: tuple[_Entry, ...] = ()
+    attribute_types: frozenset[str] = field(default_factory=frozenset)
+
+    @classmethod
+    def from_dict(cls, data: object, *, source: str = "<vocabulary>") -> Vocabulary:
+        if not isinstance(data, dict) or not isinstance(data.get("types"), dict):
+            raise ConfigError(f"{source}: a vocabulary is an object with a 'types' object")
+        entries: list[_Entry] = []
+        for typ, items in data["types"].items():
+            if not isinstance(items, list):
+                raise ConfigError(f"{source}: types.{typ} must be a list of {{name, aliases}}")
+            for i, it in enumerate(items):
+                if isinstance(it, str):
+                    it = {"name": it}
+                if not isinstance(it, dict) or not isinstance(it.get("name"), str):
+                    raise ConfigError(f"{source}: types.{typ}[{i}] needs a string 'name'")
+                aliases = it.get("aliases") or []
+                if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+                    raise ConfigError(f"{source}: types.{typ}[{i}].aliases must be strings")
+                surfaces = tuple(dict.fromkeys([it["name"], *aliases]))
+                entries.append(_Entry(str(typ), it["name"], surfaces))
+        attr = data.get("attribute_types", [])
+        return cls(tuple(entries), frozenset(attr if isinstance(attr, list) else []))
+
+    @classmethod
+    def load(cls, path: str | Path) -> Vocabulary:
+        p = Path(path)
+        try:
+            data = json.loads(p.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"vocabulary file not found: {p}") from None
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{p}: not valid JSON ({exc})") from None
+        return cls.from_dict(data, source=str(p))
+
+    def merged(self, other: Vocabulary) -> Vocabulary:
+        return Vocabulary(self.entries + other.entries, self.attribute_types | other.attribute_types)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    @property
+    def _pattern(self) -> re.Pattern[str] | None:
+        return _compile_vocab(self.entries)
+
+    def find(self, text: str) -> list[Mention]:
+        """Non-overlapping vocabulary mentions, longest surface first."""
+        pat = self._pattern
+        if pat is None:
+            return []
+        norm = _norm(text)
+        lookup = _surface_lookup(self.entries)
+        out: list[Mention] = []
+        for m in pat.finditer(norm):
+            key = m.group(0).casefold()
+            entry = lookup.get(key)
+            if entry is None:
+                continue
+            out.append(Mention(entry.type, entry.name, text[m.start() : m.end()], m.start(),
+                               m.end(), "vocab"))
+        return out
+
+    def type_of(self, name: str) -> str | None:
+        e = _surface_lookup(self.entries).get(_norm(name).casefold())
+        return e.type if e else None
+
+    def surfaces_of(self, name: str) -> tuple[str, ...]:
+        e = _surface_lookup(self.entries).get(_norm(name).casefold())
+        return e.surfaces if e else (name,)
+
+
+def _norm(text: str) -> str:
+    # NFKC keeps offsets for the text we handle (ASCII, kana, kanji, full-width forms map 1:1
+    # except rare ligatures); fall back to the raw text when lengths differ.
+    n = unicodedata.normalize("NFKC", text)
+    return n if len(n) == len(text) else text
+
+
+def _is_cjk(s: str) -> bool:
+    return any("\u3040" <= ch <= "\u9fff" or ch == "ー" for ch in s)
+
+
+@lru_cache(maxsize=64)
+def _compile_vocab(entries: tuple[_Entry, ...]) -> re.Pattern[str] | None:
+    surfaces = sorted({s for e in entries for s in e.surfaces}, key=len, reverse=True)
+    if not surfaces:
+        return None
+    parts = []
+    for s in surfaces:
+        esc = re.escape(_norm(s))
+        # Latin-script names must not touch an ASCII letter/digit (SPEC section 4)
+        parts.append(esc if _is_cjk(s) else rf"(?<![A-Za-z0-9]){esc}(?![A-Za-z0-9])")
+    return re.compile("|".join(parts), re.IGNORECASE)
+
+
+@lru_cache(maxsize=64)
+def _surface_lookup(entries: tuple[_Entry, ...]) -> dict[str, _Entry]:
+    out: dict[str, _Entry] = {}
+    for e in entries:
+        for s in e.surfaces:
+            out.setdefault(_norm(s).casefold(), e)
+    return out
+
+
+@lru_cache(maxsize=8)
+def bundled_vocabulary(name: str) -> Vocabulary:
+    """A vocabulary shipped with turnscope (``cloud``, ``ja_site``)."""
+    try:
+        ref = resources.files("turnscope").joinpath("data", "vocab", f"{name}.json")
+        return Vocabulary.from_dict(json.loads(ref.read_text(encoding="utf-8")), source=name)
+    except FileNotFoundError:
+        raise ConfigError(f"no bundled vocabulary named {name!r}") from None
+
+
+# General extractor ---------------------------------------------------------------------
+
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’_\-./]*[A-Za-z0-9]|[A-Za-z0-9]")
+_IDENT = re.compile(r"^(?=.*[0-9])(?=.*[A-Za-z])[A-Za-z0-9][A-Za-z0-9_\-./]*$|^\w+_\w+$|^\w+(?:\.\w+){2,}$")
+_NUMBER = re.compile(r"^[0-9][0-9.,]*$")
+_ACRONYM = re.compile(r"^[A-Z][A-Z0-9]{1,}s?$")
+_QUOTED = re.compile(r"\"([^\"]{2,60})\"|“([^”]{2,60})”|「([^」]{1,40})」|『([^』]{1,40})』")
+# Japanese compounds: runs of katakana, kanji and Latin/digits between kana and punctuation
+_JA_COMPOUND = re.compile(r"[\u30a0-\u30ffー\u4e00-\u9fff々A-Za-z0-9][\u30a0-\u30ffー・\u4e00-\u9fff々A-Za-z0-9\-]*")
+_JA_STOP = frozenset("何 私 僕 今 方 事 時 所 物 人 感じ 場合 以外 以上 以下 ため 的".split())
+_NUMBERED_LINE = re.compile(r"^\s*(?:\(?(\d{1,2})[.)、）]|[-*•・]|[①-⑳])\s*(.+)$", re.MULTILINE)
+
+
+def _clean_token(tok: str) -> str:
+    return tok.rstrip(".").replace("’", "'")
+
+
+class EntityExtractor:
+    """Typed mentions from one message.
+
+    >>> ex = EntityExtractor(Vocabulary.from_dict({"types": {"region": ["Dublin", "Frankfurt"]}}))
+    >>> [m.name for m in ex.extract("Frankfurt and Dublin both support CMK.")]
+    ['Frankfurt', 'Dublin', 'CMK']
+    """
+
+    def __init__(self, vocabulary: Vocabulary | None = None, *, general: bool = True) -> None:
+        self.vocabulary = vocabulary or Vocabulary()
+        self.general = general
+
+    def extract(self, text: str, lang: str = "en") -> list[Mention]:
+        found = self.vocabulary.find(text)
+        if self.general:
+            extra = self._general_ja(text) if lang == "ja" else self._general_en(text)
+            found = _merge(found, extra)
+        return sorted(found, key=lambda m: m.start)
+
+    # -- English ---------------------------------------------------------------------
+    def _general_en(self, text: str) -> list[Mention]:
+        out: list[Mention] = []
+        for m in _QUOTED.finditer(text):
+            g = next(x for x in m.groups() if x)
+            out.append(Mention("name", g.strip(), g, m.start(), m.end(), "general"))
+        tokens = [(t.start(), t.end(), _clean_token(t.group(0))) for t in _TOKEN.finditer(text)]
+        run: list[tuple[int, int, str]] = []
+        sentence_start = {0} | {i + 1 for i, (s, _, _) in enumerate(tokens[:-1])
+                                if re.search(r"[.?!:;]\s*$", text[tokens[i][1]:tokens[i + 1][0]])}
+
+        def flush(next_low: str = "") -> None:
+            if run:
+                if next_low in {"one", "ones"} and len(run) == 1:
+                    # "a smart one": the adjective modifies an anaphoric "one"
+                    s0, e0, t0 = run[0]
+                    out.append(Mention("attribute", t0, t0, s0, e0, "general"))
+                else:
+                    out.extend(self._phrase_mentions(text, run))
+                run.clear()
+
+        for i, (s, e, tok) in enumerate(tokens):
+            low = tok.lower()
+            gap = text[tokens[i - 1][1]:s] if i else ""
+            if run and re.search(r"[,.;:?!()\"“”—–]|\s[-–]\s", gap):
+                flush()
+            if _IDENT.match(tok):
+                flush()
+                out.append(Mention("term", tok, text[s:e], s, e, "general"))
+                continue
+            is_cap = tok[:1].isupper() and i not in sentence_start
+            is_acronym = bool(_ACRONYM.match(tok)) and low not in {"i", "ok"}
+            verb = low in VERBS and not is_cap
+            if verb:
+                # a verb form right after a determiner, or inside a noun run and followed by
+                # another content word, is a noun modifier: "the billing export API"
+                prev = tokens[i - 1][2].lower() if i else ""
+                nxt = tokens[i + 1][2].lower() if i + 1 < len(tokens) else ""
+                if prev in DETERMINERS or (run and nxt and nxt not in FUNCTION_WORDS
+                                           and nxt not in VERBS):
+                    verb = False
+            if not is_acronym and (low in FUNCTION_WORDS or verb or _NUMBER.match(tok)):
+                flush(low)
+                continue
+            run.append((s, e, tok))
+        flush()
+        return out
+
+    def _phrase_mentions(self, text: str, run: list[tuple[int, int, str]]) -> list[Mention]:
+        # strip leading/trailing generic words: "different types" is not an entity
+        words = [t for t in run]
+        while words and words[-1][2].lower() in {"please", "now", "today"}:
+            words.pop()
+        if not words:
+            return []
+        s, e = words[0][0], words[-1][1]
+        surface = text[s:e]
+        caps = all(w[2][:1].isupper() for w in words)
+        head = words[-1][2].lower()
+        if len(words) == 1 and _ACRONYM.match(words[0][2]):
+            return [Mention("term", surface, surface, s, e, "general")]
+        if len(words) == 1 and head in GENERIC_HEADS:
+            return [Mention("attribute", surface.lower(), surface, s, e, "general")]
+        if head in RELATIONAL_NOUNS and len(words) <= 2 and not caps:
+            return [Mention("attribute", surface.lower(), surface, s, e, "general")]
+        typ = "name" if caps else "phrase"
+        return [Mention(typ, surface, surface, s, e, "general")]
+
+    # -- Japanese --------------------------------------------------------------------
+    def _general_ja(self, text: str) -> list[Mention]:
+        out: list[Mention] = []
+        for m in _QUOTED.finditer(text):
+            g = next(x for x in m.groups() if x)
+            out.append(Mention("name", g.strip(), g, m.start(), m.end(), "general"))
+        for m in _JA_COMPOUND.finditer(text):
+            w = m.group(0).strip("-・")
+            if len(w) < 2 or w in _JA_STOP or w.isdigit():
+                continue
+            if re.fullmatch(r"[A-Za-z0-9\-]+", w):
+                if w.lower() in FUNCTION_WORDS:
+                    continue
+                out.append(Mention("term", w, w, m.start(), m.end(), "general"))
+                continue
+            typ = "attribute" if w in JA_RELATIONAL else "phrase"
+            out.append(Mention(typ, w, w, m.start(), m.end(), "general"))
+        return out
+
+    # -- enumerations ----------------------------------------------------------------
+    def enumeration(self, text: str, turn: int, lang: str = "en",
+                    mentions: Sequence[Mention] | None = None) -> Enumeration | None:
+        """The ordered alternatives a turn offers, if any.
+
+        Numbered or bulleted lines win (one item per line: its first entity, else its
+        head words); otherwise the entities of the most frequent non-attribute type,
+        in order of first appearance, when there are at least two.
+        """
+        ms = list(mentions) if mentions is not None else self.extract(text, lang)
+        lines = list(_NUMBERED_LINE.finditer(text))
+        if len(lines) >= 2:
+            items: list[Mention] = []
+            for ln in lines:
+                body_start = ln.start(2)
+                inside = [m for m in ms if body_start <= m.start < ln.end() and not m.is_attribute]
+                if inside:
+                    items.append(inside[0])
+                else:
+                    head = re.split(r"[:：—–(（,、。]", ln.group(2))[0].strip()
+                    head = " ".join(head.split()[:6])
+                    items.append(Mention("phrase", head, head, body_start,
+                                         body_start + len(head), "general"))
+            return Enumeration(turn, tuple(items), numbered=True)
+        by_type: dict[str, list[Mention]] = {}
+        for m in ms:
+            if m.is_attribute:
+                continue
+            bucket = by_type.setdefault(m.type, [])
+            if all(x.name != m.name for x in bucket):
+                bucket.append(m)
+        candidates = [v for v in by_type.values() if len(v) >= 2]
+        if not candidates:
+            return None
+        # prefer vocabulary types (real alternatives) over general phrases
+        best = max(candidates, key=lambda v: (v[0].source == "vocab", len(v), -v[0].start))
+        return Enumeration(turn, tuple(best), numbered=False)
+
+
+def _merge(primary: Iterable[Mention], secondary: Iterable[Mention]) -> list[Mention]:
+    """Keep every primary mention; add secondary ones that overlap none of them.
+
+    A general phrase that *contains* a vocabulary mention ("Dublin region") is
+    dropped rather than kept, because the typed mention is the better slot.
+    """
+    kept = list(primary)
+    for m in secondary:
+        if any(m.start < k.end and k.start < m.end for k in kept):
+            continue
+        kept.append(m)
+    return kept

@@ -1,0 +1,127 @@
+"""Closed-class word lists used by the offline extractor and the reference classifier.
+
+English needs no tagger for what we ask of it: noun phrases are the runs of
+words that are *not* function words or common verbs, which is how a reader
+finds them too. The lists below are the closed classes of English grammar
+(determiners, pronouns, prepositions, auxiliaries, conjunctions, wh-words) plus
+the most frequent verbs and adverbs of questions and requests.
+"""
+
+from __future__ import annotations
+
+DETERMINERS = frozenset(
+    "a an the this that these those my your our their his her its some any each every "
+    "no another other such which what whose all both either neither few many much more most "
+    "several".split()
+)
+
+PRONOUNS = frozenset(
+    "i me you we us they them he him she her it its itself themselves myself yourself ourselves "
+    "one ones mine yours ours theirs someone something anything everything nothing anyone "
+    "everyone there here".split()
+)
+
+#: pronouns that point back to something said before (anaphors)
+ANAPHORS = frozenset("it its itself they them their theirs he him his she her".split())
+#: words that point (demonstratives); "this page" is situational, "that" usually textual
+DEMONSTRATIVES = frozenset("this that these those".split())
+
+PREPOSITIONS = frozenset(
+    "about above across after against along among around as at before behind below beneath "
+    "beside between beyond by despite down during except for from in inside into like near of "
+    "off on onto out outside over past per since than through throughout till to toward towards "
+    "under until up upon via with within without vs versus".split()
+)
+
+AUXILIARIES = frozenset(
+    "am is are was were be been being do does did done doing have has had having can could "
+    "will would shall should may might must ought isn't aren't wasn't weren't don't doesn't "
+    "didn't haven't hasn't hadn't can't cannot couldn't won't wouldn't shouldn't it's that's "
+    "what's whats where's there's how's who's let's i'm you're we're they're i've you've "
+    "we've they've i'd you'd i'll you'll".split()
+)
+
+CONJUNCTIONS = frozenset("and or but nor so yet if then because while whereas although though "
+                         "unless whether also plus".split())
+
+WH_WORDS = frozenset("what which who whom whose when where why how".split())
+
+ADVERBS = frozenset(
+    "not also just only really very quite too again still already even ever never always "
+    "usually often sometimes currently now then there here actually basically maybe perhaps "
+    "please ok okay hmm hm um uh yes no yeah well anyway instead exactly specifically "
+    "generally typically else further more less most least much many enough rather pretty "
+    "thanks thank earlier before previously later back different differently same other "
+    "overall approximately roughly about around first second third last next".split()
+)
+
+_VERB_BASES = (
+    "ask be become begin bring build buy call can cause change check choose come compare "
+    "connect consider contain cost cover create cut deal decide define delete depend describe "
+    "determine differ do drive eat enable end explain fail feel find fit fix follow forget get "
+    "give go grow happen have hear help hold include increase involve keep kill know last "
+    "lead learn leave let like list live look lose make mean meet mention move need offer "
+    "open pay play prefer prevent protect provide put reach read recommend reduce remember "
+    "remove replace require run say see seem sell send set show spread start stay stop suggest "
+    "support take talk tell tend think treat try turn understand use want work worry write "
+    "apply affect allow get set break return rotate restore enable disable export import "
+    "paginate store backup back-up migrate encrypt scale upgrade downgrade charge bill "
+    "survive die win beat invent discover born founded located situated happen occur"
+).split()
+
+
+def _inflect(base: str) -> set[str]:
+    forms = {base}
+    if base.endswith("e"):
+        forms |= {base + "s", base + "d", base[:-1] + "ing"}
+    elif base.endswith("y") and base[-2:-1] not in set("aeiou"):
+        forms |= {base[:-1] + "ies", base[:-1] + "ied", base + "ing"}
+    else:
+        forms |= {base + "s", base + "ed", base + "ing", base + "es"}
+        # consonant doubling after a short stressed vowel: stop -> stopped, stopping
+        if len(base) >= 3 and base[-1] not in "aeiouwxy" and base[-2] in "aeiou" \
+                and base[-3] not in "aeiou":
+            forms |= {base + base[-1] + "ed", base + base[-1] + "ing"}
+    return forms
+
+
+_IRREGULAR = (
+    "was were been is are am did done does had has made said went gone got gotten took taken "
+    "came gave given knew known thought told found left kept felt brought bought built began "
+    "begun chose chosen ate eaten grew grown heard held led lost meant met paid put ran read "
+    "saw seen sold sent set shown spread stood stuck taught understood wrote written won fell "
+    "fallen broke broken drove driven"
+).split()
+
+VERBS = frozenset({f for b in _VERB_BASES for f in _inflect(b)} | set(_IRREGULAR))
+
+FUNCTION_WORDS = (
+    DETERMINERS | PRONOUNS | PREPOSITIONS | AUXILIARIES | CONJUNCTIONS | WH_WORDS | ADVERBS
+)
+
+#: nouns that name an attribute *of* something (bridging anaphora: "the cost" = the cost of
+#: the thing under discussion). They are never antecedents on their own.
+RELATIONAL_NOUNS = frozenset(
+    "cost costs price prices pricing fee fees rate rates limit limits quota quotas "
+    "difference differences benefit benefits advantage advantages disadvantage "
+    "disadvantages pros cons type types kind kinds sort sorts example examples "
+    "symptom symptoms cause causes effect effects side-effects risk risks history origin "
+    "origins meaning definition purpose role roles size weight height length age population "
+    "capital location name names number amount percentage requirement requirements option "
+    "options feature features detail details part parts step steps way ways method methods "
+    "process reason reasons result results impact impacts problem problems issue issues "
+    "alternative alternatives treatment treatments sign signs stage stages version versions "
+    "availability support setup configuration default defaults list lists info information "
+    "thing things one ones stuff question questions answer topic point bit lot".split()
+)
+
+GENERIC_HEADS = RELATIONAL_NOUNS | frozenset("people person someone way time times".split())
+
+# Japanese ------------------------------------------------------------------------------
+
+#: Japanese nouns that name an attribute (料金 = "the price" of whatever is in focus)
+JA_RELATIONAL = frozenset(
+    "料金 価格 値段 費用 詳細 方法 内容 違い 特徴 機能 手順 仕様 条件 期間 種類 理由 目的 "
+    "意味 場所 連絡先 メリット デメリット 事例 一覧 他 ほか 次 前 最初 最後 全部 全て 何 "
+    "具体的 具体例 説明 対応 設定方法 使い方".split()
+)

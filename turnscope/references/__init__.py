@@ -1,0 +1,23 @@
+"""Reference classes and follow-up cues (SPEC section 3)."""
+
+from turnscope.references._classify import (
+    Classification,
+    Cue,
+    Ordinal,
+    ReferenceClass,
+    classify,
+    find_ordinal,
+    find_ordinal_span,
+    follow_up_cue,
+)
+
+__all__ = [
+    "Classification",
+    "Cue",
+    "Ordinal",
+    "ReferenceClass",
+    "classify",
+    "find_ordinal",
+    "find_ordinal_span",
+    "follow_up_cue",
+]

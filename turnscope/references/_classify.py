@@ -1,0 +1,311 @@
+"""Reference classes (SPEC section 3) and follow-up cues.
+
+Every user message is classified before it is rewritten; the class decides
+which store is read:
+
+==================  =====================================  ==============================
+class               example                                store
+==================  =====================================  ==============================
+standalone          "is the billing export API paginated?" none
+immediate           "is it free?", "explain that more"     the previous exchange
+earlier             "go back to Dublin"                    the exchange found by topic key
+page                "what's on this page?"                 the current screen
+site                "other articles on this site?"         the site
+==================  =====================================  ==============================
+
+Two decisions are kept apart, as the field report insists: *does this
+message need context* (it refers, or it is elliptical) and *is it a follow-up
+request* (cue terms such as "in more detail", 詳しく, 具体的に — which hold
+even when the verb is dropped). No length cutoff decides the second.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from turnscope.entities import Mention
+from turnscope.entities._lexicon import ANAPHORS, FUNCTION_WORDS, RELATIONAL_NOUNS
+
+__all__ = [
+    "ReferenceClass",
+    "Cue",
+    "Classification",
+    "classify",
+    "follow_up_cue",
+    "ORDINALS_EN",
+]
+
+
+class ReferenceClass(StrEnum):
+    STANDALONE = "standalone"
+    IMMEDIATE = "textual_immediate"
+    EARLIER = "textual_earlier"
+    PAGE = "situational_page"
+    SITE = "situational_site"
+
+
+class Cue(StrEnum):
+    """What in the message triggered a need for context."""
+
+    PRONOUN = "pronoun"
+    DEMONSTRATIVE = "demonstrative"
+    ORDINAL = "ordinal"
+    ELLIPSIS = "ellipsis"
+    BRIDGING = "bridging"  # "the cost" with no "of X"
+    ELABORATION = "elaboration"
+    RECALL = "recall"
+    SCREEN = "screen"
+
+
+ORDINALS_EN = {
+    "first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
+    "fifth": 5, "5th": 5, "sixth": 6, "6th": 6, "seventh": 7, "eighth": 8, "ninth": 9,
+    "tenth": 10, "last": -1, "latter": -1, "former": 1, "final": -1,
+}
+_ORD_WORDS = "|".join(sorted(ORDINALS_EN, key=len, reverse=True))
+# "the second one", "the last two", "the first region", "option 3", "#2", "number 2"
+_ORDINAL_EN = re.compile(
+    rf"\b(?:the\s+)?(?P<ord>{_ORD_WORDS})\s+(?P<rest>one|ones|two|three|option|item|choice|"
+    rf"[a-z][a-z\-]+)\b|\b(?:option|item|choice|number|no\.|#)\s*(?P<num>\d{{1,2}})\b|"
+    rf"\bthe\s+(?P<ord2>former|latter)\b",
+    re.IGNORECASE,
+)
+_JA_NUM = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "1": 1, "2": 2, "3": 3, "4": 4, "5": 5,
+           "６": 6, "6": 6, "7": 7, "8": 8, "9": 9}
+_ORDINAL_JA = re.compile(
+    r"(?P<n>[1-9一二三四五])(?:つ目|番目|個目|番)|(?P<last>最後|一番下)の|(?P<first>最初|一番上)の"
+)
+
+# follow-up request cues: the term is what carries the intent (22/22 in the field report)
+_FOLLOW_UP_EN = re.compile(
+    r"\b(?:in\s+(?:more\s+)?detail|more\s+detail(?:s|ed)?|(?:more\s+)?specific(?:ally|s)?|"
+    r"elaborate|expand\s+on|go\s+deeper|dig\s+deeper|deeper\s+dive|in\s+depth|tell\s+me\s+more|"
+    r"more\s+about\s+(?:that|this|it)|explain\s+(?:that|this|it)|say\s+more|more\s+info)\b",
+    re.IGNORECASE,
+)
+_FOLLOW_UP_JA = re.compile(r"詳しく|詳細|具体的|具体例|もう少し|もうちょっと|掘り下げ|詳しい")
+
+_RECALL_EN = re.compile(
+    r"\b(?:earlier|previously|before|back\s+to|go(?:ing)?\s+back|you\s+(?:mentioned|said|told|"
+    r"talked)|we\s+(?:discussed|talked)|as\s+you\s+said|return(?:ing)?\s+to|revisit|"
+    r"at\s+the\s+(?:start|beginning))\b",
+    re.IGNORECASE,
+)
+_RECALL_JA = re.compile(r"さっき|先ほど|先程|前に|以前|最初に|さきほど|前の話|話に戻")
+# the topic key follows "about"/"on"/"regarding" or precedes の話/について
+_TOPIC_EN = re.compile(
+    r"\b(?:about|on|regarding|re|to|with|mentioned|said\s+about|for)\s+(?:the\s+)?(?P<key>[^?.,!;]+)",
+    re.IGNORECASE,
+)
+
+_PAGE_EN = re.compile(
+    r"\b(?:this|current|the)\s+(?:page|article|doc|screen|section)\b|\bon\s+screen\b|"
+    r"\bhere\s+on\s+the\s+(?:page|screen)\b|\bwhat\s+i'?m\s+(?:looking|reading)\b",
+    re.IGNORECASE,
+)
+_SITE_EN = re.compile(r"\b(?:this|the|your)\s+(?:site|website|docs\s+site|portal)\b", re.IGNORECASE)
+_PAGE_JA = re.compile(r"(?:この|今の|今見ている|表示中の|こちらの)(?:ページ|画面|記事)|ここ(?:に|で|の)")
+_SITE_JA = re.compile(r"(?:この|こちらの|御社の|このウェブ)(?:サイト|ホームページ|ウェブサイト|HP)")
+
+_PRONOUN_EN = re.compile(
+    rf"\b(?:{'|'.join(sorted(ANAPHORS))})\b|\b(?:that|this|those|these)\b(?=\s*(?:[?.!,]|$|"
+    r"(?:is|are|was|were|one|ones|work|apply|include|cover|cost|mean|support|have|has|do|does|"
+    r"in|for|on|to|with|again|too|also)\b))|\bthe\s+(?:same|above|previous|latter|former)\b|"
+    r"\bthere\b(?!\s+(?:is|are|was|were|a|an|any)\b)",
+    re.IGNORECASE,
+)
+_DEMONSTRATIVE_NP_EN = re.compile(r"\b(?:that|this|those|these|such)\s+(?P<noun>[a-z][a-z\-]+)",
+                                  re.IGNORECASE)
+_PRONOUN_JA = re.compile(r"それ|これ|あれ|その|この|あの|そちら|こちら|そっち|こっち|そこ|前者|後者|同じ")
+
+# elliptical openers: "what about the RTO?", "and for Paris?", "how about X", "same for X"
+_ELLIPSIS_EN = re.compile(
+    r"^\s*(?:ok(?:ay)?[,\s]+|and\s+|so\s+|hmm+[,\s]+|also\s+)*(?:what|how)\s+about\b|"
+    r"^\s*(?:and|also|ok(?:ay)?\s+and|but)\b(?:\s+(?:what|how)\b)?|^\s*same\s+(?:for|with|question)\b|"
+    r"^\s*(?:for|in|with|on)\s+\S+\s*\?\s*$|\b(?:instead|as\s+well|too)\s*\?\s*$|^\s*vs\.?\s",
+    re.IGNORECASE,
+)
+# Japanese: a topic phrase closed by は/って with no predicate: 「料金は？」「英語は？」
+_ELLIPSIS_JA = re.compile(r"^[^。？?]{1,20}(?:は|って|も|の方は|のほうは|だと|では)[？?]?\s*$|^(?:じゃあ|では|なら|で)、?")
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*")
+
+
+@dataclass(frozen=True, slots=True)
+class Ordinal:
+    position: int  # 1-based; negative counts from the end
+    count: int = 1  # "the last two" -> 2
+    noun: str | None = None  # "the first region" -> "region"
+
+
+@dataclass(frozen=True, slots=True)
+class Classification:
+    """The decisions made about one user message before it is rewritten."""
+
+    reference_class: ReferenceClass
+    needs_context: bool
+    follow_up: bool
+    cues: tuple[Cue, ...] = ()
+    ordinal: Ordinal | None = None
+    topic_key: str | None = None  # for textual-earlier references
+    pivot: bool = False  # explicit change-of-subject cue
+
+    @property
+    def spec_class(self) -> str:
+        """The class name as SPEC section 3 writes it."""
+        return {
+            ReferenceClass.STANDALONE: "standalone",
+            ReferenceClass.IMMEDIATE: "textual_immediate",
+            ReferenceClass.EARLIER: "textual_earlier",
+            ReferenceClass.PAGE: "situational_page",
+            ReferenceClass.SITE: "situational_site",
+        }[self.reference_class]
+
+
+_PIVOT_EN = re.compile(
+    r"\b(?:different|unrelated|separate|another|new|other)\s+(?:question|topic|thing|subject|q)\b|"
+    r"\bchanging\s+(?:the\s+)?(?:topic|subject)\b|\bswitching\s+gears\b|\bon\s+another\s+note\b|"
+    r"\bby\s+the\s+way\b|\bbtw\b|\bunrelated\b|\bmoving\s+on\b|\bnow\s+for\s+something\b|"
+    r"\bforget\s+(?:that|about)\b",
+    re.IGNORECASE,
+)
+_PIVOT_JA = re.compile(r"ところで|話は変わ|話が変わ|別の質問|別件|それとは別に|関係ない")
+
+
+def follow_up_cue(text: str) -> bool:
+    """True when the message carries a follow-up request term, with or without a verb.
+
+    >>> follow_up_cue("Can you explain that in more detail?")
+    True
+    >>> follow_up_cue("設定方法の詳細")
+    True
+    >>> follow_up_cue("Is the billing export API paginated?")
+    False
+    """
+    return bool(_FOLLOW_UP_EN.search(text) or _FOLLOW_UP_JA.search(text))
+
+
+def find_ordinal(text: str, lang: str) -> Ordinal | None:
+    found = find_ordinal_span(text, lang)
+    return found[2] if found else None
+
+
+def find_ordinal_span(text: str, lang: str) -> tuple[int, int, Ordinal] | None:
+    """The ordinal reference in ``text`` with its character span."""
+    if lang == "ja":
+        m = _ORDINAL_JA.search(text)
+        if not m:
+            return None
+        end = m.end()
+        # 「2つ目のプラン」: the noun after の is the kind of thing counted, part of the reference
+        tail = re.match(r"の?([\u30a0-\u30ffー\u4e00-\u9fff]{1,8})?", text[end:])
+        if m.group("last") or m.group("first"):
+            noun_end = end + (len(tail.group(0)) if tail and tail.group(1) else 0)
+            return m.start(), noun_end, Ordinal(-1 if m.group("last") else 1)
+        noun_end = end + (len(tail.group(0)) if tail and tail.group(1) else 0)
+        return m.start(), noun_end, Ordinal(_JA_NUM.get(m.group("n"), 1))
+    m = _ORDINAL_EN.search(text)
+    if not m:
+        return None
+    if m.group("num"):
+        return m.start(), m.end(), Ordinal(int(m.group("num")))
+    if m.group("ord2"):
+        return m.start(), m.end(), Ordinal(ORDINALS_EN[m.group("ord2").lower()])
+    pos = ORDINALS_EN[m.group("ord").lower()]
+    rest = m.group("rest").lower()
+    count = {"two": 2, "three": 3}.get(rest, 1)
+    noun = None if rest in {"one", "ones", "two", "three", "option", "item", "choice"} else rest
+    if noun is not None and noun in FUNCTION_WORDS:
+        # "the first time", "first of all" are not ordinal references to a list
+        return None
+    if noun in {"time", "step", "thing", "question", "place", "sign", "signs", "half", "part"}:
+        return None
+    return m.start(), m.end(), Ordinal(pos, count, noun)
+
+
+def _topic_key(text: str, lang: str, mentions: Sequence[Mention]) -> str | None:
+    named = [m for m in mentions if not m.is_attribute]
+    if named:
+        return named[0].surface
+    if lang == "ja":
+        m = re.search(r"([^\s、。？?]{2,20}?)(?:の話|について|のこと|の件)", text)
+        return m.group(1) if m else None
+    m = _TOPIC_EN.search(text)
+    if not m:
+        return None
+    words = [w for w in _WORD.findall(m.group("key")) if w.lower() not in FUNCTION_WORDS]
+    return " ".join(words[:4]) or None
+
+
+def classify(text: str, lang: str, mentions: Sequence[Mention], *,
+             has_history: bool = True, has_screen: bool = False) -> Classification:
+    """Classify a user message.
+
+    >>> from turnscope.entities import EntityExtractor
+    >>> ex = EntityExtractor()
+    >>> msg = "What's the uptime SLA on the second one?"
+    >>> classify(msg, "en", ex.extract(msg)).reference_class.value
+    'textual_immediate'
+    """
+    cues: list[Cue] = []
+    follow_up = follow_up_cue(text)
+    pivot = bool(_PIVOT_EN.search(text) or _PIVOT_JA.search(text))
+    named = [m for m in mentions if not m.is_attribute]
+
+    # situational first: "this page" is read from the screen, never from the transcript
+    page = _PAGE_JA.search(text) if lang == "ja" else _PAGE_EN.search(text)
+    site = _SITE_JA.search(text) if lang == "ja" else _SITE_EN.search(text)
+    if site:
+        return Classification(ReferenceClass.SITE, True, follow_up, (Cue.SCREEN,), pivot=pivot)
+    if page:
+        return Classification(ReferenceClass.PAGE, True, follow_up, (Cue.SCREEN,), pivot=pivot)
+
+    recall = _RECALL_JA.search(text) if lang == "ja" else _RECALL_EN.search(text)
+    if recall and has_history:
+        key = _topic_key(text, lang, mentions)
+        return Classification(ReferenceClass.EARLIER, True, follow_up, (Cue.RECALL,),
+                              topic_key=key, pivot=False)
+
+    ordinal = find_ordinal(text, lang)
+    if ordinal is not None:
+        cues.append(Cue.ORDINAL)
+    if lang == "ja":
+        if _PRONOUN_JA.search(text):
+            cues.append(Cue.PRONOUN)
+        if _ELLIPSIS_JA.search(text.strip()):
+            cues.append(Cue.ELLIPSIS)
+        if not named and not cues and len(text.strip()) <= 15:
+            cues.append(Cue.ELLIPSIS)
+    else:
+        if _PRONOUN_EN.search(text):
+            cues.append(Cue.PRONOUN)
+        elif _DEMONSTRATIVE_NP_EN.search(text):
+            cues.append(Cue.DEMONSTRATIVE)
+        if _ELLIPSIS_EN.search(text):
+            cues.append(Cue.ELLIPSIS)
+        if not named and _bridging(text, mentions):
+            cues.append(Cue.BRIDGING)
+    if follow_up:
+        cues.append(Cue.ELABORATION)
+    if pivot and not (Cue.PRONOUN in cues or Cue.ORDINAL in cues):
+        # an explicit change of subject: whatever else is in the message stands alone
+        return Classification(ReferenceClass.STANDALONE, False, follow_up, (), pivot=True)
+    if cues and has_history:
+        return Classification(ReferenceClass.IMMEDIATE, True, follow_up, tuple(cues), ordinal,
+                              pivot=False)
+    return Classification(ReferenceClass.STANDALONE, False, follow_up, tuple(cues), ordinal,
+                          pivot=pivot)
+
+
+def _bridging(text: str, mentions: Sequence[Mention]) -> bool:
+    """A relational noun with no complement ("what's the cost?") needs its anchor."""
+    attrs = [m for m in mentions if m.is_attribute]
+    if not attrs:
+        words = [w.lower() for w in _WORD.findall(text)]
+        return any(w in RELATIONAL_NOUNS for w in words) and len(words) <= 8
+    last = attrs[-1]
+    after = text[last.end:].strip().lower()
+    return not re.match(r"(?:of|for|on|in|to)\b", after)

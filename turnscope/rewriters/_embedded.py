@@ -1,0 +1,505 @@
+"""The embedded rewriter: rules a reader recognises, no model, no network.
+
+Each rule is a general pattern of English or Japanese reference, applied only to
+the evidence the scope policy allowed:
+
+* **ordinal reference** — "the second one", "the last two", 「2つ目」 select from
+  the most recent enumeration in scope;
+* **pronoun / demonstrative anaphora** — "it", "that", それ, その〜 take the
+  *focus* of the previous user turn (the centring principle: a pronoun most often
+  continues the centre of the preceding utterance), else the most recent entity;
+* **ellipsis** — "what about the RTO?", "and for Paris?", 「英語は？」 copy the
+  antecedent question and substitute the contrasted element of the same type
+  (gapping), or attach the focus when no element is contrasted;
+* **bridging** — a relational noun with no complement ("what's the cost?",
+  「料金は？」) takes the focus as its complement;
+* **elaboration** — "in more detail", 詳しく: the subject is what the previous
+  exchange was about (user *and* assistant), i.e. the previous question's subject;
+* **explicit recall** — "go back to Dublin": the exchange found by topic key;
+* **situational** — "this page" / 「このページ」 read the screen, "this site" the site;
+* **pivot** — an explicit change of subject carries nothing over.
+
+Unguarded scopes (``full``, ``window``, ``segment``) additionally *carry*
+qualifiers from the history, as a "condense the question" step told to keep
+constraints that still apply does: the most salient entity of each type absent
+from the message. That is exactly the behaviour whose contamination SPEC
+section 1 describes, reproduced so policies can be compared on equal terms.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from turnscope.conversation import ConversationState, ResolvedTurn, Role
+from turnscope.entities import EntityExtractor, Enumeration, Mention
+from turnscope.entities._lexicon import ANAPHORS
+from turnscope.references import Cue, ReferenceClass, find_ordinal_span
+from turnscope.rewriters._base import EMBEDDED, RewriteRequest, RewriteResult
+from turnscope.scope import Scope
+
+__all__ = ["EmbeddedRewriter"]
+
+_PREAMBLE = re.compile(
+    r"^\s*(?:(?:ok(?:ay)?|hmm+|so|alright|right|anyway|also|btw|by\s+the\s+way|oh|um+|"
+    r"(?:a\s+)?(?:totally\s+)?(?:different|unrelated|separate|another|new|other)\s+"
+    r"(?:question|topic|thing|subject|q)|unrelated(?:\s+but)?|changing\s+(?:the\s+)?"
+    r"(?:topic|subject)|switching\s+gears|on\s+another\s+note|moving\s+on|quick\s+question|"
+    r"ところで|話は変わりますが|話が変わりますが|別の質問(?:です)?(?:が|けど)|別件(?:です)?(?:が|けど)?|"
+    r"それとは別に)[\s,，、:：—–\-.!…]*)+",
+    re.IGNORECASE,
+)
+_EN_PRONOUN = re.compile(
+    r"\b(?P<poss>its|their)\b|\b(?P<pron>it|they|them|itself|that|this|those|these)\b"
+    r"(?!\s+(?:page|site|article|one|ones)\b)",
+    re.IGNORECASE,
+)
+_EN_DEM_NP = re.compile(r"\b(?:that|this|those|these|the\s+same)\s+(?P<noun>[A-Za-z][A-Za-z\-]+)",
+                        re.IGNORECASE)
+_EN_THERE = re.compile(r"\bthere\b(?!\s+(?:is|are|was|were|a|an|any|be|been)\b)", re.IGNORECASE)
+_JA_DEM_NP = re.compile(r"(?:その|この|あの)(?=[\u30a0-\u30ffー\u4e00-\u9fffA-Za-z])")
+_JA_PRON = re.compile(r"それ|これ|あれ|そちら|こちら|そっち|こっち")
+_EN_PAGE = re.compile(r"\b(?:this|current|the)\s+(?:page|article|doc|screen|section)\b", re.IGNORECASE)
+_EN_SITE = re.compile(r"\b(?:this|the|your)\s+(?:site|website|docs\s+site|portal)\b", re.IGNORECASE)
+_JA_PAGE = re.compile(r"(?:この|今の|今見ている|表示中の|こちらの)(?:ページ|画面|記事)")
+_JA_SITE = re.compile(r"(?:この|こちらの|御社の|このウェブ)(?:サイト|ホームページ|ウェブサイト|HP)")
+_SENT_END = re.compile(r"[\s?？.。!！]*$")
+
+
+def _the(name: str, lang: str) -> str:
+    """'billing export API' reads better as 'the billing export API'; names stay bare."""
+    if lang == "ja" or not name or name[0].isupper() or name[0].isdigit() or " " not in name:
+        return name
+    return f"the {name}"
+
+
+def _join(names: Sequence[str], lang: str) -> str:
+    names = list(dict.fromkeys(names))
+    if lang == "ja":
+        return "と".join(names)
+    if len(names) <= 2:
+        return " and ".join(names)
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+class EmbeddedRewriter:
+    """Offline rewriter. See the module docstring for its rules.
+
+    >>> from turnscope import Session
+    >>> s = Session()
+    >>> _ = s.user("Which EU regions support customer-managed keys?")
+    >>> s.assistant("Frankfurt and Dublin both support CMK for data at rest.")
+    >>> s.user("What's the uptime SLA on the second one?").query
+    "What's the uptime SLA on Dublin?"
+    """
+
+    name = EMBEDDED
+
+    def __init__(self, extractor: EntityExtractor | None = None) -> None:
+        self.extractor = extractor or EntityExtractor()
+
+    # ------------------------------------------------------------------------------
+    def run(self, request: RewriteRequest) -> RewriteResult:
+        msg, scope, state = request.message, request.scope, request.state
+        c = msg.classification
+        lang = msg.lang
+        text = msg.text.strip()
+        trace: dict[str, object] = {"rules": []}
+        rules: list[str] = trace["rules"]  # type: ignore[assignment]
+        focus: Mention | None = None
+
+        if c.pivot or c.reference_class is ReferenceClass.STANDALONE:
+            stripped = _PREAMBLE.sub("", text).strip()
+            if stripped and stripped != text:
+                text = stripped[0].upper() + stripped[1:] if lang == "en" else stripped
+                rules.append("strip-preamble")
+
+        cls = c.reference_class
+        if cls in (ReferenceClass.PAGE, ReferenceClass.SITE):
+            new = self._situational(text, lang, scope, cls)
+            if new is not None:
+                text = new
+                rules.append(f"screen:{cls.value}")
+                cls_used = cls
+            else:
+                rules.append("screen-missing")
+                cls_used = ReferenceClass.IMMEDIATE
+        else:
+            cls_used = cls
+
+        if cls_used is ReferenceClass.EARLIER:
+            text, focus = self._recall(text, lang, scope, state, msg.mentions, rules)
+        elif cls_used is ReferenceClass.IMMEDIATE or (
+            cls_used in (ReferenceClass.PAGE, ReferenceClass.SITE)
+            and (Cue.PRONOUN in c.cues or Cue.ORDINAL in c.cues)
+        ):
+            text, focus = self._immediate(text, lang, scope, state, msg, rules)
+
+        if not scope.guarded and not c.pivot:
+            text = self._carry(text, lang, scope, state, rules)
+
+        entities = tuple(self.extractor.extract(text, lang))
+        named = [m for m in entities if not m.is_attribute]
+        if focus is None:
+            focus = self._primary(named)
+        topic_shift = self._topic_shift(msg.classification.pivot, cls_used, named, scope, state)
+        return RewriteResult(
+            query=text,
+            reference_class=c.spec_class,
+            topic_shift=topic_shift,
+            entities=entities,
+            focus=focus,
+            backend=EMBEDDED,
+            trace=trace,
+        )
+
+    # -- helpers ---------------------------------------------------------------------
+    @staticmethod
+    def _primary(named: Sequence[Mention]) -> Mention | None:
+        if not named:
+            return None
+        # vocabulary entities are the real subjects; among them the first written
+        vocab = [m for m in named if m.source == "vocab"]
+        return (vocab or list(named))[0]
+
+    @staticmethod
+    def _topic_shift(pivot: bool, cls: ReferenceClass, named: Sequence[Mention], scope: Scope,
+                     state: ConversationState) -> bool:
+        if pivot:
+            return True
+        if cls is not ReferenceClass.STANDALONE or not named or not state.turns:
+            return False
+        known = {s.name.casefold() for s in state.slots.current()}
+        return all(m.name.casefold() not in known for m in named)
+
+    def _scoped_user_records(self, scope: Scope, state: ConversationState) -> list[ResolvedTurn]:
+        """Resolved user turns in scope, newest first."""
+        out = []
+        for t in sorted(scope.turns, reverse=True):
+            r = state.resolved.get(t)
+            if r is not None:
+                out.append(r)
+        return out
+
+    def _antecedent(self, scope: Scope, state: ConversationState, exclude: set[str],
+                    lang: str) -> Mention | None:
+        """The entity a pronoun most likely continues (see module docstring)."""
+        allowed: set[str] | None = None
+        if scope.guarded:
+            allowed = {s.name.casefold() for s in scope.slots}
+        for rec in self._scoped_user_records(scope, state):
+            cands = [rec.focus] if rec.focus is not None else []
+            cands += [m for m in rec.entities if not m.is_attribute]
+            for m in cands:
+                if m is None or m.name.casefold() in exclude:
+                    continue
+                if allowed is not None and m.name.casefold() not in allowed:
+                    continue
+                return m
+        # no user focus in scope: the most recent entity of an in-scope turn
+        for t in sorted(scope.turns, reverse=True):
+            ms = [m for m in state.mentions.get(t, ()) if not m.is_attribute
+                  and m.name.casefold() not in exclude]
+            if allowed is not None:
+                ms = [m for m in ms if m.name.casefold() in allowed]
+            if ms:
+                return self._primary(ms)
+        if scope.guarded and scope.slots:
+            live = sorted((s for s in scope.slots if s.name.casefold() not in exclude
+                           and s.type != "attribute"),
+                          key=lambda s: (s.by_user, s.last_seen))
+            if live:
+                s = live[-1]
+                return Mention(s.type, s.name, s.name, 0, 0, "slot")
+        return None
+
+    def _enumeration(self, scope: Scope, noun: str | None) -> Enumeration | None:
+        for e in scope.enumerations:  # newest first
+            if noun is None:
+                return e
+            n = noun.lower().rstrip("s")
+            if any(n in (m.type.lower(), ) or n in m.name.lower() for m in e.items):
+                return e
+        return scope.enumerations[0] if scope.enumerations else None
+
+    # -- immediate references --------------------------------------------------------
+    def _immediate(self, text: str, lang: str, scope: Scope, state: ConversationState, msg: object,
+                   rules: list[str]) -> tuple[str, Mention | None]:
+        from turnscope.scope import Message
+
+        assert isinstance(msg, Message)  # internal call, not input validation
+        c = msg.classification
+        present = {m.name.casefold() for m in msg.mentions}
+        focus: Mention | None = None
+
+        # 1. ordinals select from an enumeration
+        if Cue.ORDINAL in c.cues:
+            span = find_ordinal_span(text, lang)
+            if span is not None:
+                start, end, ordinal = span
+                enum = self._enumeration(scope, ordinal.noun)
+                if enum is not None and enum.items:
+                    idx = ordinal.position - 1 if ordinal.position > 0 else len(enum.items) + ordinal.position
+                    count = ordinal.count
+                    if ordinal.position < 0:
+                        idx = len(enum.items) - count
+                    if 0 <= idx < len(enum.items):
+                        chosen = list(enum.items[idx: idx + count])
+                        name = _join([m.name for m in chosen], lang)
+                        text = text[:start] + name + text[end:]
+                        focus = chosen[0]
+                        state.enumeration_use[enum.turn] = msg.index
+                        rules.append(f"ordinal:{ordinal.position}x{count}@turn{enum.turn}")
+                        return self._finish_pronouns(text, lang, scope, state, focus, rules)
+                rules.append("ordinal-unresolved")
+
+        antecedent = self._antecedent(scope, state, present, lang)
+        prev = next(iter(self._scoped_user_records(scope, state)), None)
+
+        # 2. elaboration: the subject of the previous exchange
+        if Cue.ELABORATION in c.cues and prev is not None:
+            subject = self._subject_phrase(prev, lang)
+            if subject:
+                new, n = self._substitute_pronouns(text, lang, subject, allow_that=True)
+                if n:
+                    text = new
+                else:
+                    core = _SENT_END.sub("", text)
+                    text = (f"{subject}について{core}" if lang == "ja"
+                            else f"{core} about {subject}")
+                rules.append("elaboration")
+                return text, prev.focus
+
+        # 3. pronouns and demonstratives
+        if antecedent is not None and (Cue.PRONOUN in c.cues or Cue.DEMONSTRATIVE in c.cues):
+            new, n = self._substitute_pronouns(text, lang, antecedent.name, allow_that=True)
+            if n:
+                rules.append(f"anaphora->{antecedent.name}")
+                return new, antecedent
+
+        # 4. ellipsis: copy the antecedent question, substitute the contrasted element
+        if Cue.ELLIPSIS in c.cues and prev is not None:
+            new_ms = [m for m in msg.mentions]
+            replaced = self._gapping(prev, new_ms, lang)
+            if replaced is not None:
+                rules.append("ellipsis:gapping")
+                return replaced
+            if antecedent is not None and antecedent.name.casefold() not in present:
+                rules.append(f"ellipsis:attach->{antecedent.name}")
+                return self._attach(text, lang, antecedent.name), antecedent
+
+        # 5. bridging: "the cost" -> "the cost of X"
+        if (Cue.BRIDGING in c.cues or Cue.ELLIPSIS in c.cues or Cue.PRONOUN in c.cues) \
+                and antecedent is not None and antecedent.name.casefold() not in present:
+            rules.append(f"bridging->{antecedent.name}")
+            return self._attach(text, lang, antecedent.name), antecedent
+        rules.append("unresolved")
+        return text, focus
+
+    def _finish_pronouns(self, text: str, lang: str, scope: Scope, state: ConversationState,
+                         focus: Mention | None, rules: list[str]) -> tuple[str, Mention | None]:
+        return text, focus
+
+    @staticmethod
+    def _subject_phrase(prev: ResolvedTurn, lang: str) -> str:
+        """What the previous exchange was about: its question's entities and attributes."""
+        names: list[str] = []
+        for m in prev.entities:
+            if m.is_attribute and m.source != "vocab":
+                continue
+            names.append(m.name if m.source == "vocab" else m.surface)
+        if not names and prev.focus is not None:
+            names = [prev.focus.name]
+        if not names:
+            return _SENT_END.sub("", prev.query)
+        return ("の".join(names) if lang == "ja" else " ".join(dict.fromkeys(names)))
+
+    @staticmethod
+    def _substitute_pronouns(text: str, lang: str, name: str, *, allow_that: bool) -> tuple[str, int]:
+        if lang == "ja":
+            n = 0
+
+            def dem(m: re.Match[str]) -> str:
+                nonlocal n
+                n += 1
+                return f"{name}の"
+
+            text = _JA_DEM_NP.sub(dem, text)
+            text, k = _JA_PRON.subn(name, text)
+            return text, n + k
+        count = 0
+
+        def np_sub(m: re.Match[str]) -> str:
+            nonlocal count
+            noun = m.group("noun")
+            low = noun.lower()
+            if low in {"is", "are", "was", "were", "one", "ones", "page", "site", "article", "in",
+                       "for", "on", "to", "with", "and", "or", "but", "work", "works", "mean",
+                       "means", "apply", "applies", "cover", "covers", "cost", "costs", "support",
+                       "supports", "have", "has", "do", "does", "again", "too", "also", "detail",
+                       "more", "time", "way", "part", "about"}:
+                return m.group(0)
+            count += 1
+            if low.rstrip("s") in name.lower():
+                return _the(name, lang)
+            return f"{_the(name, lang)} {noun}"
+
+        text = _EN_DEM_NP.sub(np_sub, text)
+
+        def pron(m: re.Match[str]) -> str:
+            nonlocal count
+            word = m.group(0)
+            low = word.lower()
+            if low in {"that", "this", "those", "these"} and not allow_that:
+                return word
+            count += 1
+            if m.group("poss"):
+                rep = f"{_the(name, lang)}'s" if not name.endswith("s") else f"{_the(name, lang)}'"
+            else:
+                rep = _the(name, lang)
+            if word[:1].isupper():
+                rep = rep[:1].upper() + rep[1:]
+            return rep
+
+        # only anaphoric uses of that/this: followed by punctuation or a verb, not a noun
+        def guarded_pron(m: re.Match[str]) -> str:
+            low = m.group(0).lower()
+            if low in {"that", "this", "those", "these"}:
+                after = text_ref[m.end():]
+                if re.match(r"\s+(?!is\b|are\b|was\b|were\b|in\b|for\b|on\b|to\b|with\b|again\b|"
+                            r"too\b|also\b|one\b|work|appl|cover|cost|mean|support|have|has|do|"
+                            r"does|include)[A-Za-z]", after):
+                    return m.group(0)
+            if low not in ANAPHORS | {"that", "this", "those", "these"}:
+                return m.group(0)
+            return pron(m)
+
+        text_ref = text
+        text = _EN_PRONOUN.sub(guarded_pron, text)
+        if count == 0:
+            text, k = _EN_THERE.subn(f"in {name}", text)
+            count += k
+        return text, count
+
+    def _gapping(self, prev: ResolvedTurn, new: Sequence[Mention], lang: str) -> tuple[str, Mention | None] | None:
+        """Copy the previous question and swap the element of the same type."""
+        if not new:
+            return None
+        query = prev.query
+        prev_ms = list(self.extractor.extract(query, lang))
+        for nm in new:
+            for pm in prev_ms:
+                same_type = pm.type == nm.type and (nm.source == "vocab" or pm.source != "vocab")
+                general_swap = (nm.source != "vocab" and pm.source != "vocab"
+                                and not nm.is_attribute and not pm.is_attribute
+                                and prev.focus is not None
+                                and pm.name.casefold() == prev.focus.name.casefold())
+                if (same_type and nm.source == "vocab") or (general_swap and lang == "en"):
+                    if pm.name.casefold() == nm.name.casefold():
+                        continue
+                    out = query[: pm.start] + nm.surface + query[pm.end :]
+                    keep_focus = prev.focus if (prev.focus and prev.focus.name != pm.name) else nm
+                    return out, keep_focus
+        return None
+
+    @staticmethod
+    def _attach(text: str, lang: str, name: str) -> str:
+        core = _SENT_END.sub("", text)
+        end = text[len(core):].strip() or ("？" if lang == "ja" else "?")
+        if lang == "ja":
+            # 「料金は？」 -> 「アバター案内の料金は？」
+            core = re.sub(r"^(?:じゃあ|では|なら|で|あと|それで)[、,]?\s*", "", core)
+            return f"{name}の{core}{end}"
+        return f"{core} for {_the(name, lang)}{end}"
+
+    # -- recall and screen -----------------------------------------------------------
+    def _recall(self, text: str, lang: str, scope: Scope, state: ConversationState,
+                mentions: Sequence[Mention], rules: list[str]) -> tuple[str, Mention | None]:
+        if not scope.recalled:
+            rules.append("recall-unresolved")
+            return text, None
+        ex = scope.recalled[0]
+        rec = state.resolved.get(ex)
+        key_ms = [m for m in state.mentions.get(ex, ()) if not m.is_attribute]
+        for t in state.exchange_of(ex)[1:]:
+            key_ms += [m for m in state.mentions.get(t, ()) if not m.is_attribute]
+        if rec is not None and rec.focus is not None:
+            key_ms.insert(0, rec.focus)
+        present = {m.name.casefold() for m in mentions}
+        target = key_ms[0] if key_ms else None
+        if target is None:
+            return text, None
+        new, n = self._substitute_pronouns(text, lang, target.name, allow_that=False)
+        if n:
+            rules.append(f"recall:anaphora->{target.name}")
+            return new, target
+        own = [m for m in mentions if not m.is_attribute]
+        has_question = bool(re.search(r"[?？]|\b(?:what|how|is|are|does|do|can|which|why|when)\b",
+                                      _strip_recall(text, lang), re.IGNORECASE))
+        if rec is not None and not has_question:
+            rules.append(f"recall:repeat-turn{ex}")
+            return rec.query, target
+        if target.name.casefold() not in present and not own:
+            rules.append(f"recall:attach->{target.name}")
+            return self._attach(text, lang, target.name), target
+        rules.append("recall:named")
+        return text, target
+
+    @staticmethod
+    def _situational(text: str, lang: str, scope: Scope, cls: ReferenceClass) -> str | None:
+        screen = scope.screen
+        if screen is None or screen.is_empty():
+            return None
+        if cls is ReferenceClass.SITE:
+            site = screen.site or screen.page_url or ""
+            if not site:
+                return None
+            pat = _JA_SITE if lang == "ja" else _EN_SITE
+            return pat.sub(f"{site}のサイト" if lang == "ja" else f"the {site} site", text, count=1)
+        title = screen.page_title or screen.page_url or ""
+        if not title:
+            return None
+        pat = _JA_PAGE if lang == "ja" else _EN_PAGE
+        rep = f"「{title}」のページ" if lang == "ja" else f"the page \"{title}\""
+        return pat.sub(rep, text, count=1)
+
+    # -- carry (unguarded scopes only) ----------------------------------------------
+    def _carry(self, text: str, lang: str, scope: Scope, state: ConversationState,
+               rules: list[str]) -> str:
+        if not scope.turns:
+            return text
+        present_ms = self.extractor.extract(text, lang)
+        present = {m.name.casefold() for m in present_ms}
+        present_types = {m.type for m in present_ms}
+        score: Counter[tuple[str, str]] = Counter()
+        newest = max(scope.turns)
+        for t in scope.turns:
+            recency = 1.0 / (1 + newest - t)
+            for m in state.mentions.get(t, ()):
+                if m.is_attribute:
+                    continue
+                score[(m.type, m.name)] += 1.0 + recency
+        best: dict[str, tuple[float, str]] = {}
+        for (typ, name), sc in score.items():
+            if name.casefold() in present or typ in present_types and typ not in ("phrase", "name", "term"):
+                continue
+            if typ not in best or sc > best[typ][0]:
+                best[typ] = (sc, name)
+        carried = [name for typ, (sc, name) in sorted(best.items(), key=lambda kv: -kv[1][0])
+                   if sc >= 2.0][:2]
+        if not carried:
+            return text
+        rules.append("carry:" + ",".join(carried))
+        core = _SENT_END.sub("", text)
+        end = text[len(core):].strip() or ("？" if lang == "ja" else "?")
+        if lang == "ja":
+            return f"{_join(carried, lang)}の{core}{end}"
+        return f"{core} ({_join(carried, lang)}){end}"
+
+
+def _strip_recall(text: str, lang: str) -> str:
+    if lang == "ja":
+        return re.sub(r"(?:さっき|先ほど|先程|前に|以前)[^、。？?]*(?:ですが|けど|について)?[、,]?", "", text)
+    return re.sub(r"\b(?:go(?:ing)?\s+back\s+to|back\s+to|earlier|you\s+(?:mentioned|said)|"
+                  r"what\s+you\s+said\s+about)\b", "", text, flags=re.IGNORECASE)

@@ -1,0 +1,45 @@
+"""Scope policies: which turns and entities the rewriter may see (SPEC section 2)."""
+
+from turnscope.scope._base import Message, Scope, ScopePolicy
+from turnscope.scope._policies import (
+    DEFAULT_RECENT_TURNS,
+    DEFAULT_WINDOW,
+    POLICIES,
+    DefaultPolicy,
+    FullPolicy,
+    LivenessPolicy,
+    RelevantPolicy,
+    SegmentPolicy,
+    WindowPolicy,
+    get_policy,
+    policy_names,
+)
+from turnscope.scope._segment import (
+    CALIBRATED_THRESHOLDS,
+    CentroidDetector,
+    FlagDetector,
+    SegmentDetector,
+    calibrate_threshold,
+)
+
+__all__ = [
+    "Message",
+    "Scope",
+    "ScopePolicy",
+    "DEFAULT_RECENT_TURNS",
+    "DEFAULT_WINDOW",
+    "POLICIES",
+    "DefaultPolicy",
+    "FullPolicy",
+    "LivenessPolicy",
+    "RelevantPolicy",
+    "SegmentPolicy",
+    "WindowPolicy",
+    "get_policy",
+    "policy_names",
+    "CALIBRATED_THRESHOLDS",
+    "CentroidDetector",
+    "FlagDetector",
+    "SegmentDetector",
+    "calibrate_threshold",
+]

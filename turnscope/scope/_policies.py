@@ -1,0 +1,249 @@
+"""The scope policies of SPEC section 2, selectable by name.
+
+=============  ==============================================================
+``full``       the whole transcript (the usual "condense the question" input)
+``window``     the last ``w`` turns
+``segment``    the turns of the current topical segment (``centroid`` or ``flag``)
+``liveness``   the live entity slots plus the last two turns
+``relevant``   only the earlier exchange(s) matching a topic key in the message
+``default``    liveness for entities, relevant-exchange for explicit backward
+               references, screen state for situational ones
+=============  ==============================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from turnscope._exceptions import ConfigError
+from turnscope.conversation import ConversationState, char_bigrams
+from turnscope.entities import Enumeration, SlotStatus
+from turnscope.references import ReferenceClass
+from turnscope.scope._base import Message, Scope, ScopePolicy
+from turnscope.scope._segment import CentroidDetector, FlagDetector, SegmentDetector
+
+__all__ = [
+    "FullPolicy",
+    "WindowPolicy",
+    "SegmentPolicy",
+    "LivenessPolicy",
+    "RelevantPolicy",
+    "DefaultPolicy",
+    "POLICIES",
+    "get_policy",
+    "policy_names",
+    "DEFAULT_WINDOW",
+    "DEFAULT_RECENT_TURNS",
+    "DEFAULT_RELEVANT_MIN_OVERLAP",
+]
+
+#: the window length most deployments ship with (SPEC section 1: "shrink it to two turns")
+DEFAULT_WINDOW = 2
+#: liveness shows the last two turns beside the slots (SPEC section 2)
+DEFAULT_RECENT_TURNS = 2
+#: share of the topic key's character 2-grams an exchange must contain to be "relevant"
+DEFAULT_RELEVANT_MIN_OVERLAP = 0.6
+
+
+def _enums_in(state: ConversationState, turns: set[int]) -> tuple[Enumeration, ...]:
+    return tuple(e for e in reversed(state.enumerations) if e.turn in turns)
+
+
+def _last_turns(state: ConversationState, n: int) -> tuple[int, ...]:
+    last = state.last_index
+    return tuple(range(max(1, last - n + 1), last + 1))
+
+
+def _screen(state: ConversationState, message: Message) -> object:
+    return message.screen or state.latest_screen()
+
+
+class FullPolicy:
+    name = "full"
+
+    def run(self, state: ConversationState, message: Message) -> Scope:
+        turns = tuple(range(1, state.last_index + 1))
+        return Scope(self.name, turns, enumerations=_enums_in(state, set(turns)),
+                     screen=message.screen or state.latest_screen())
+
+
+@dataclass
+class WindowPolicy:
+    w: int = DEFAULT_WINDOW
+
+    def __post_init__(self) -> None:
+        if self.w < 0:
+            raise ConfigError(f"window length must be >= 0, got {self.w}")
+
+    @property
+    def name(self) -> str:
+        return "window"
+
+    def run(self, state: ConversationState, message: Message) -> Scope:
+        turns = _last_turns(state, self.w) if self.w else ()
+        return Scope(self.name, turns, enumerations=_enums_in(state, set(turns)),
+                     screen=message.screen or state.latest_screen(), note=f"w={self.w}")
+
+
+class SegmentPolicy:
+    def __init__(self, detector: SegmentDetector | str = "centroid") -> None:
+        if isinstance(detector, str):
+            if detector == "centroid":
+                detector = CentroidDetector()
+            elif detector == "flag":
+                detector = FlagDetector()
+            else:
+                raise ConfigError(f"unknown segment detector {detector!r}; valid: centroid, flag")
+        self.detector = detector
+
+    @property
+    def name(self) -> str:
+        return "segment"
+
+    def run(self, state: ConversationState, message: Message) -> Scope:
+        key = f"segment_start:{self.detector.name}"
+        shift = self.detector.is_shift(state, message)
+        if shift:
+            state.memo[key] = message.index
+        start = state.memo.get(key, 1)
+        turns = tuple(range(start, state.last_index + 1))
+        return Scope(self.name, turns, enumerations=_enums_in(state, set(turns)),
+                     screen=message.screen or state.latest_screen(), topic_shift=shift,
+                     note=f"detector={self.detector.name} segment_start={start}")
+
+
+def _live_enumerations(state: ConversationState, now: int, horizon: int) -> tuple[Enumeration, ...]:
+    """Enumerations are list-typed entities: the newest supersedes older ones, and one
+    stays in scope until ``horizon`` turns pass with no use of it."""
+    out = []
+    for e in reversed(state.enumerations[-3:]):
+        last_use = state.enumeration_use.get(e.turn, e.turn)
+        if now - last_use - 1 < horizon:
+            out.append(e)
+    return tuple(out)
+
+
+class LivenessPolicy:
+    name = "liveness"
+
+    def __init__(self, recent: int = DEFAULT_RECENT_TURNS) -> None:
+        self.recent = recent
+
+    def run(self, state: ConversationState, message: Message) -> Scope:
+        state.slots.advance(message.index)
+        live = tuple(state.slots.live())
+        turns = _last_turns(state, self.recent)
+        enums = _live_enumerations(state, message.index, state.slots.config.evict_after)
+        return Scope(self.name, turns, slots=live, enumerations=enums,
+                     screen=message.screen or state.latest_screen(), guarded=True)
+
+
+class RelevantPolicy:
+    """Earlier exchanges matching a topic key named in the message.
+
+    Matching is character 2-gram overlap — no morphology, no embeddings — so
+    「さっきのアバターの話」 finds the exchange about アバター案内 as "earlier about
+    the avatar" finds the one about the avatar guide.
+    """
+
+    name = "relevant"
+
+    def __init__(self, min_overlap: float = DEFAULT_RELEVANT_MIN_OVERLAP, top: int = 1) -> None:
+        self.min_overlap = min_overlap
+        self.top = top
+
+    def find(self, state: ConversationState, key: str, before: int) -> list[tuple[int, float]]:
+        grams = char_bigrams(key)
+        if not grams:
+            return []
+        counts: dict[int, int] = {}
+        for g in grams:
+            for ex in state.bigram_index.get(g, ()):
+                if ex < before:
+                    counts[ex] = counts.get(ex, 0) + 1
+        scored = [(ex, c / len(grams)) for ex, c in counts.items() if c / len(grams) >= self.min_overlap]
+        # best overlap first; among equals the earliest exchange that introduced the key,
+        # since "go back to X" returns to where X was discussed, not its last echo
+        scored.sort(key=lambda p: (-round(p[1], 3), p[0]))
+        return scored[: self.top]
+
+    def run(self, state: ConversationState, message: Message) -> Scope:
+        key = message.classification.topic_key
+        if not key:
+            return Scope(self.name, (), guarded=True, note="no topic key")
+        found = self.find(state, key, message.index)
+        turns: list[int] = []
+        for ex, _ in found:
+            turns.extend(state.exchange_of(ex))
+        return Scope(self.name, tuple(sorted(turns)), guarded=True,
+                     recalled=tuple(ex for ex, _ in found), note=f"key={key!r}")
+
+
+class DefaultPolicy:
+    """Liveness + relevant exchange for explicit recall + screen for situational references."""
+
+    name = "default"
+
+    def __init__(self) -> None:
+        self.liveness = LivenessPolicy()
+        self.relevant = RelevantPolicy()
+
+    def run(self, state: ConversationState, message: Message) -> Scope:
+        base = self.liveness.run(state, message)
+        cls = message.classification.reference_class
+        if cls is ReferenceClass.EARLIER:
+            rel = self.relevant.run(state, message)
+            if rel.recalled:
+                # the recalled exchange's entities come back into scope with it
+                recalled_turns = set(rel.turns)
+                extra = [s for s in state.slots.slots()
+                         if s.status is not SlotStatus.LIVE and s.last_seen in recalled_turns]
+                slots = base.slots + tuple(extra)
+                enums = base.enumerations + _enums_in(state, recalled_turns)
+                return Scope(self.name, tuple(sorted(set(base.turns) | recalled_turns)),
+                             slots=slots, enumerations=enums, screen=base.screen, guarded=True,
+                             recalled=rel.recalled, note=rel.note)
+        return Scope(self.name, base.turns, slots=base.slots, enumerations=base.enumerations,
+                     screen=base.screen, guarded=True)
+
+
+POLICIES: dict[str, Callable[..., ScopePolicy]] = {
+    "full": FullPolicy,
+    "window": WindowPolicy,
+    "segment": SegmentPolicy,
+    "segment-centroid": lambda: SegmentPolicy("centroid"),
+    "segment-flag": lambda: SegmentPolicy("flag"),
+    "liveness": LivenessPolicy,
+    "relevant": RelevantPolicy,
+    "default": DefaultPolicy,
+}
+
+
+def policy_names() -> list[str]:
+    return sorted(POLICIES)
+
+
+def get_policy(spec: str | ScopePolicy) -> ScopePolicy:
+    """A policy from a name: ``full``, ``window``, ``window:3``, ``segment:flag``, ``default``…
+
+    >>> get_policy("window:3").run.__self__.w
+    3
+    """
+    if not isinstance(spec, str):
+        return spec
+    name, _, arg = spec.partition(":")
+    name = name.strip().lower()
+    if name not in POLICIES:
+        raise ConfigError(f"unknown policy {spec!r}; valid: {', '.join(policy_names())} "
+                          "(window takes :W, segment takes :centroid or :flag)")
+    if name == "window" and arg:
+        try:
+            return WindowPolicy(int(arg))
+        except ValueError:
+            raise ConfigError(f"window length must be an integer, got {arg!r}") from None
+    if name == "segment" and arg:
+        return SegmentPolicy(arg)
+    if arg:
+        raise ConfigError(f"policy {name!r} takes no argument (got {spec!r})")
+    return POLICIES[name]()
