@@ -1,6 +1,7 @@
 """Scope policies: which turns and entities the rewriter may see (SPEC section 2)."""
 
 from turnscope.scope._base import Message, Scope, ScopePolicy
+from turnscope.scope._render import render_evidence
 from turnscope.scope._policies import (
     DEFAULT_RECENT_TURNS,
     DEFAULT_WINDOW,
@@ -24,6 +25,7 @@ from turnscope.scope._segment import (
 
 __all__ = [
     "Message",
+    "render_evidence",
     "Scope",
     "ScopePolicy",
     "DEFAULT_RECENT_TURNS",

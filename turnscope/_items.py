@@ -1,0 +1,135 @@
+"""Follow-up items and rewrite outputs at the boundary (SPEC section 4), validated with pydantic."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from turnscope._exceptions import ItemError
+from turnscope._session import Session, TurnResult
+
+__all__ = [
+    "STRATA",
+    "ScreenModel",
+    "TurnModel",
+    "FollowUpItem",
+    "read_items",
+    "load_items",
+    "rewrite_item",
+]
+
+#: SPEC section 4 strata, in reporting order
+STRATA: tuple[str, ...] = (
+    "standalone",
+    "post_pivot_standalone",
+    "immediate",
+    "ellipsis",
+    "ordinal",
+    "long_range",
+    "interleaved",
+    "elaboration",
+    "explicit_recall",
+    "situational",
+)
+
+
+class ScreenModel(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    page_title: str | None = None
+    page_url: str | None = None
+    site: str | None = None
+
+
+class TurnModel(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    role: Literal["user", "assistant"]
+    content: str
+    screen: ScreenModel | None = None
+
+
+class FollowUpItem(BaseModel):
+    """One follow-up item. Extra fields are kept (``model_extra``) and otherwise ignored."""
+
+    model_config = ConfigDict(extra="allow")
+    id: str
+    lang: str | None = None
+    prefix: list[TurnModel] = Field(default_factory=list)
+    follow_up: str = Field(min_length=1)
+    screen: ScreenModel | None = None
+    gold: list[str] = Field(default_factory=list)
+    reference_type: str | None = None
+    forbidden_in_rewrite: list[str] = Field(default_factory=list)
+    required_in_rewrite: list[str | list[str]] = Field(default_factory=list)
+
+    @field_validator("follow_up")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("follow_up is blank")
+        return v
+
+    def prefix_dicts(self) -> list[dict[str, Any]]:
+        return [t.model_dump() for t in self.prefix]
+
+
+def _explain(exc: ValidationError) -> str:
+    parts = []
+    for e in exc.errors()[:3]:
+        loc = ".".join(str(x) for x in e["loc"]) or "(item)"
+        parts.append(f"{loc}: {e['msg']}")
+    return "; ".join(parts)
+
+
+def parse_item(line: str, *, line_no: int | None = None, source: str | None = None) -> FollowUpItem:
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ItemError(f"not valid JSON ({exc.msg} at column {exc.colno})", line=line_no,
+                        source=source) from None
+    if not isinstance(data, dict):
+        raise ItemError("a follow-up item must be a JSON object", line=line_no, source=source)
+    try:
+        return FollowUpItem.model_validate(data)
+    except ValidationError as exc:
+        ident = f" (id {data.get('id')!r})" if isinstance(data.get("id"), str) else ""
+        raise ItemError(f"invalid follow-up item{ident}: {_explain(exc)}", line=line_no,
+                        source=source) from None
+
+
+def read_items(path: str | Path) -> Iterator[tuple[int, FollowUpItem | ItemError]]:
+    """Yield ``(line_no, item or error)`` for each non-blank line; never stops on a bad line."""
+    p = Path(path)
+    with p.open(encoding="utf-8") as fh:
+        for n, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield n, parse_item(line, line_no=n, source=str(p))
+            except ItemError as exc:
+                yield n, exc
+
+
+def load_items(path: str | Path) -> list[FollowUpItem]:
+    """All items of a file; the first bad line raises :class:`ItemError` naming it."""
+    out = []
+    for _, it in read_items(path):
+        if isinstance(it, ItemError):
+            raise it
+        out.append(it)
+    return out
+
+
+def rewrite_item(item: FollowUpItem, make_session: Callable[[], Session]) -> TurnResult:
+    """Replay the item's prefix in a fresh session and rewrite its follow-up."""
+    session = make_session()
+    for t in item.prefix:
+        session.add(t.role, t.content, t.screen.model_dump() if t.screen else None)
+    return session.user(item.follow_up, screen=item.screen.model_dump() if item.screen else None)
+
+
+def required_terms(item: FollowUpItem) -> Sequence[str | list[str]]:
+    return item.required_in_rewrite

@@ -1,0 +1,39 @@
+"""``turnscope datasets``: convert public sets into follow-up items."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from turnscope._exceptions import TurnscopeError
+from turnscope.cli._app import app
+
+datasets_app = typer.Typer(help="Convert public data sets into follow-up items (SPEC section 7).",
+                           no_args_is_help=True)
+app.add_typer(datasets_app, name="datasets")
+
+
+@datasets_app.command("cast")
+def cast(
+    year: Annotated[int, typer.Option(help="2019 or 2020.")] = 2019,
+    output: Annotated[Path | None, typer.Option("--output", "-o")] = None,
+    data_root: Annotated[Path | None, typer.Option(
+        help="Folder holding trec-cast/ (default: $TURNSCOPE_DATA or ../shared/data).")] = None,
+) -> None:
+    """TREC CAsT topics -> follow-up items with required/forbidden terms."""
+    from turnscope.datasets import load_cast
+
+    try:
+        items = load_cast(year, data_root)
+    except TurnscopeError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    lines = "".join(json.dumps(it, ensure_ascii=False) + "\n" for it in items)
+    if output is None:
+        typer.echo(lines, nl=False)
+    else:
+        output.write_text(lines, encoding="utf-8")
+        Console(stderr=True).print(f"wrote {len(items)} items to {output}")
