@@ -10,6 +10,7 @@ from typing import Any
 from turnscope._exceptions import InputError
 from turnscope.conversation import ConversationState, ResolvedTurn, Role, Screen, Turn, detect_language
 from turnscope.entities import EntityExtractor, LivenessConfig, Mention, SlotTable, Vocabulary
+from turnscope.references import anchors
 from turnscope.references import classify
 from turnscope.rewriters._base import RewriteRequest, RewriteResult, Rewriter
 from turnscope.rewriters._embedded import EmbeddedRewriter
@@ -139,7 +140,7 @@ class Session:
         self._append(Turn(idx, Role.USER, content, lang, scr), entities)
         state.slots.observe(idx, entities, by_user=True)
         state.resolved[idx] = ResolvedTurn(idx, result.query, entities, result.focus,
-                                           result.topic_shift)
+                                           result.topic_shift, self._topic(result))
         state.index_exchange_text(idx, content + " " + result.query)
         if result.topic_shift:
             # the flag detector: the flag riding on this rewrite opens a new segment
@@ -164,6 +165,20 @@ class Session:
         return out
 
     # -- internals -----------------------------------------------------------------
+    def _topic(self, result: RewriteResult) -> Mention | None:
+        """The topic after this turn: a standalone question's subject sets it; otherwise
+        the previous topic continues while its slot is not terminal."""
+        f = result.focus
+        if result.reference_class == "standalone" and f is not None and anchors(f):
+            return f
+        prev = self.state.resolved.get(self._last_user) if self._last_user else None
+        topic = prev.topic if prev is not None else None
+        if topic is not None and self.state.slots.get(topic.type, topic.name) is None:
+            return f if f is not None and anchors(f) else None
+        if topic is None and f is not None and anchors(f):
+            return f
+        return topic
+
     def _append(self, turn: Turn, mentions: tuple[Mention, ...]) -> None:
         self.state.turns.append(turn)
         self.state.mentions[turn.index] = mentions

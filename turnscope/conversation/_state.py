@@ -35,6 +35,9 @@ class ResolvedTurn:
     entities: tuple[Mention, ...]
     focus: Mention | None
     topic_shift: bool
+    #: the conversation topic in force after this turn: the subject a later question with
+    #: no subject of its own is about ("what are the main themes?")
+    topic: Mention | None = None
 
 
 @dataclass

@@ -27,8 +27,10 @@ from pathlib import Path
 
 from turnscope._exceptions import ConfigError
 from turnscope.entities._lexicon import (
+    ADJECTIVES,
     DETERMINERS,
     FUNCTION_WORDS,
+    PREPOSITIONS,
     GENERIC_HEADS,
     JA_RELATIONAL,
     RELATIONAL_NOUNS,
@@ -218,6 +220,8 @@ _QUOTED = re.compile(r"\"([^\"]{2,60})\"|“([^”]{2,60})”|「([^」]{1,40})�
 # Japanese compounds: runs of katakana, kanji and Latin/digits between kana and punctuation
 _JA_COMPOUND = re.compile(r"[\u30a0-\u30ffー\u4e00-\u9fff々A-Za-z0-9][\u30a0-\u30ffー・\u4e00-\u9fff々A-Za-z0-9\-]*")
 _JA_STOP = frozenset("何 私 僕 今 方 事 時 所 物 人 感じ 場合 以外 以上 以下 ため 的".split())
+_COORD = re.compile(r"^\s*(?:,|、|，|/|and|or|,\s*and|,\s*or|and\s+also|as\s+well\s+as|vs\.?|versus|"
+                    r"と|や|または|か|及び|および)\s*$", re.IGNORECASE)
 _NUMBERED_LINE = re.compile(r"^\s*(?:\(?(\d{1,2})[.)、）]|[-*•・]|[①-⑳])\s*(.+)$", re.MULTILINE)
 
 
@@ -252,6 +256,7 @@ class EntityExtractor:
             out.append(Mention("name", g.strip(), g, m.start(), m.end(), "general"))
         tokens = [(t.start(), t.end(), _clean_token(t.group(0))) for t in _TOKEN.finditer(text)]
         run: list[tuple[int, int, str]] = []
+        run_opened = False
         sentence_start = {0} | {i + 1 for i, (s, _, _) in enumerate(tokens[:-1])
                                 if re.search(r"[.?!:;]\s*$", text[tokens[i][1]:tokens[i + 1][0]])}
 
@@ -282,12 +287,16 @@ class EntityExtractor:
                 # another content word, is a noun modifier: "the billing export API"
                 prev = tokens[i - 1][2].lower() if i else ""
                 nxt = tokens[i + 1][2].lower() if i + 1 < len(tokens) else ""
-                if prev in DETERMINERS or (run and nxt and nxt not in FUNCTION_WORDS
-                                           and nxt not in VERBS):
+                # only inside a noun phrase that a determiner or preposition opened
+                if prev in DETERMINERS or (run and run_opened and nxt
+                                           and nxt not in FUNCTION_WORDS and nxt not in VERBS):
                     verb = False
             if not is_acronym and (low in FUNCTION_WORDS or verb or _NUMBER.match(tok)):
                 flush(low)
                 continue
+            if not run:
+                prev_low = tokens[i - 1][2].lower() if i else ""
+                run_opened = prev_low in DETERMINERS or prev_low in PREPOSITIONS
             run.append((s, e, tok))
         flush()
         return out
@@ -305,7 +314,7 @@ class EntityExtractor:
         head = words[-1][2].lower()
         if len(words) == 1 and _ACRONYM.match(words[0][2]):
             return [Mention("term", surface, surface, s, e, "general")]
-        if len(words) == 1 and head in GENERIC_HEADS:
+        if len(words) == 1 and (head in GENERIC_HEADS or head in ADJECTIVES):
             return [Mention("attribute", surface.lower(), surface, s, e, "general")]
         if head in RELATIONAL_NOUNS and len(words) <= 2 and not caps:
             return [Mention("attribute", surface.lower(), surface, s, e, "general")]
@@ -355,18 +364,20 @@ class EntityExtractor:
                     items.append(Mention("phrase", head, head, body_start,
                                          body_start + len(head), "general"))
             return Enumeration(turn, tuple(items), numbered=True)
-        by_type: dict[str, list[Mention]] = {}
-        for m in ms:
-            if m.is_attribute:
-                continue
-            bucket = by_type.setdefault(m.type, [])
-            if all(x.name != m.name for x in bucket):
-                bucket.append(m)
-        candidates = [v for v in by_type.values() if len(v) >= 2]
-        if not candidates:
+        # inline lists are coordinations: "Frankfurt, Dublin and Paris", 「AとBとC」
+        named = [m for m in ms if not m.is_attribute]
+        best: list[Mention] = []
+        chain: list[Mention] = []
+        for m in named:
+            if chain and _COORD.match(text[chain[-1].end : m.start]) and \
+                    all(x.name != m.name for x in chain):
+                chain.append(m)
+            else:
+                chain = [m]
+            if len(chain) > len(best):
+                best = list(chain)
+        if len(best) < 2:
             return None
-        # prefer vocabulary types (real alternatives) over general phrases
-        best = max(candidates, key=lambda v: (v[0].source == "vocab", len(v), -v[0].start))
         return Enumeration(turn, tuple(best), numbered=False)
 
 

@@ -115,6 +115,19 @@ RELATIONAL_NOUNS = frozenset(
     "thing things one ones stuff question questions answer topic point bit lot".split()
 )
 
+#: common adjectives: on their own ("is it free?", "how long") they are predicates, not entities
+ADJECTIVES = frozenset(
+    "available free long short fast faster slow slower cheap cheaper cheapest expensive big "
+    "bigger biggest small smaller large larger largest high higher highest low lower lowest "
+    "good better best bad worse worst new newer newest old older possible important common "
+    "main different similar same other greater less least full empty easy hard difficult "
+    "safe secure dangerous popular famous real true false open closed public private "
+    "current recent early late typical normal standard default available enabled disabled "
+    "supported required optional necessary enough whole entire own certain specific general "
+    "special major minor basic simple complex average total daily weekly monthly yearly "
+    "annual ok okay sure great nice useful helpful effective healthy".split()
+)
+
 GENERIC_HEADS = RELATIONAL_NOUNS | frozenset("people person someone way time times".split())
 
 # Japanese ------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ __all__ = [
     "ReferenceClass",
     "Cue",
     "Classification",
+    "anchors",
     "classify",
     "follow_up_cue",
     "ORDINALS_EN",
@@ -114,7 +115,7 @@ _PRONOUN_EN = re.compile(
     rf"\b(?:{'|'.join(sorted(ANAPHORS))})\b|\b(?:that|this|those|these)\b(?=\s*(?:[?.!,]|$|"
     r"(?:is|are|was|were|one|ones|work|apply|include|cover|cost|mean|support|have|has|do|does|"
     r"in|for|on|to|with|again|too|also)\b))|\bthe\s+(?:same|above|previous|latter|former)\b|"
-    r"\bthere\b(?!\s+(?:is|are|was|were|a|an|any)\b)",
+    r"(?<!are )(?<!is )(?<!was )(?<!were )\bthere\b(?!\s+(?:is|are|was|were|a|an|any|be)\b)",
     re.IGNORECASE,
 )
 _DEMONSTRATIVE_NP_EN = re.compile(r"\b(?:that|this|those|these|such)\s+(?P<noun>[a-z][a-z\-]+)",
@@ -173,6 +174,20 @@ _PIVOT_EN = re.compile(
     re.IGNORECASE,
 )
 _PIVOT_JA = re.compile(r"ところで|話は変わ|話が変わ|別の質問|別件|それとは別に|関係ない")
+
+
+def anchors(m: Mention) -> bool:
+    """Whether a mention can carry a question on its own.
+
+    A proper name, an identifier, a vocabulary entity or a multi-word noun phrase
+    ("lung cancer") anchors; a bare common noun ("the system", "the term") is a
+    definite description that points at something already given.
+    """
+    if m.is_attribute:
+        return False
+    if m.source != "general" or m.type in ("name", "term"):
+        return True
+    return len(m.name.split()) >= 2 or (m.name[:1].isupper() and not m.name.isupper())
 
 
 def follow_up_cue(text: str) -> bool:
@@ -266,7 +281,9 @@ def classify(text: str, lang: str, mentions: Sequence[Mention], *,
     recall = _RECALL_JA.search(text) if lang == "ja" else _RECALL_EN.search(text)
     if recall and has_history:
         key = _topic_key(text, lang, mentions)
-        return Classification(ReferenceClass.EARLIER, True, follow_up, (Cue.RECALL,),
+        ordinal = find_ordinal(text, lang)
+        cues_r = (Cue.RECALL, Cue.ORDINAL) if ordinal is not None else (Cue.RECALL,)
+        return Classification(ReferenceClass.EARLIER, True, follow_up, cues_r, ordinal,
                               topic_key=key, pivot=False)
 
     ordinal = find_ordinal(text, lang)
@@ -280,13 +297,18 @@ def classify(text: str, lang: str, mentions: Sequence[Mention], *,
         if not named and not cues and len(text.strip()) <= 15:
             cues.append(Cue.ELLIPSIS)
     else:
-        if _PRONOUN_EN.search(text):
+        pm = _PRONOUN_EN.search(text)
+        # a pronoun after an anchoring noun phrase of the same message refers to it
+        # ("what is Rock City, and why is it famous?"): no context needed for that
+        bound = pm is not None and any(anchors(m) and m.end <= pm.start() for m in named)
+        if pm and not bound:
             cues.append(Cue.PRONOUN)
-        elif _DEMONSTRATIVE_NP_EN.search(text):
+        elif not pm and _DEMONSTRATIVE_NP_EN.search(text) and not any(anchors(m) for m in named):
             cues.append(Cue.DEMONSTRATIVE)
         if _ELLIPSIS_EN.search(text):
             cues.append(Cue.ELLIPSIS)
-        if not named and _bridging(text, mentions):
+        if not any(anchors(m) for m in named) and _is_question(text) and (
+                _definite(text, mentions) or (not named and _bridging(text, mentions))):
             cues.append(Cue.BRIDGING)
     if follow_up:
         cues.append(Cue.ELABORATION)
@@ -298,6 +320,22 @@ def classify(text: str, lang: str, mentions: Sequence[Mention], *,
                               pivot=False)
     return Classification(ReferenceClass.STANDALONE, False, follow_up, tuple(cues), ordinal,
                           pivot=pivot)
+
+
+def _definite(text: str, mentions: Sequence[Mention]) -> bool:
+    """A definite description ("the system", "the main themes") presupposes a referent
+    already given; an indefinite one ("a quota increase") introduces a new one."""
+    for m in mentions:
+        before = text[: m.start].rstrip().lower()
+        if re.search(r"\b(?:the|its|their)$", before) and not anchors(m):
+            return True
+    return False
+
+
+def _is_question(text: str) -> bool:
+    return bool(re.search(r"\?\s*$|^\s*(?:what|which|who|whom|whose|when|where|why|how|is|are|"
+                          r"was|were|do|does|did|can|could|should|would|will)\b", text,
+                          re.IGNORECASE))
 
 
 def _bridging(text: str, mentions: Sequence[Mention]) -> bool:

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from turnscope.conversation import ConversationState, ResolvedTurn, Role
 from turnscope.entities import EntityExtractor, Enumeration, Mention
 from turnscope.entities._lexicon import ANAPHORS
-from turnscope.references import Cue, ReferenceClass, find_ordinal_span
+from turnscope.references import Cue, ReferenceClass, anchors, find_ordinal_span
 from turnscope.rewriters._base import EMBEDDED, RewriteRequest, RewriteResult
 from turnscope.scope import Scope
 
@@ -57,7 +57,8 @@ _EN_PRONOUN = re.compile(
 )
 _EN_DEM_NP = re.compile(r"\b(?:that|this|those|these|the\s+same)\s+(?P<noun>[A-Za-z][A-Za-z\-]+)",
                         re.IGNORECASE)
-_EN_THERE = re.compile(r"\bthere\b(?!\s+(?:is|are|was|were|a|an|any|be|been)\b)", re.IGNORECASE)
+_EN_THERE = re.compile(r"(?<!are )(?<!is )(?<!was )(?<!were )\bthere\b"
+                       r"(?!\s+(?:is|are|was|were|a|an|any|be|been)\b)", re.IGNORECASE)
 _JA_DEM_NP = re.compile(r"(?:その|この|あの)(?=[\u30a0-\u30ffー\u4e00-\u9fffA-Za-z])")
 _JA_PRON = re.compile(r"それ|これ|あれ|そちら|こちら|そっち|こっち")
 _EN_PAGE = re.compile(r"\b(?:this|current|the)\s+(?:page|article|doc|screen|section)\b", re.IGNORECASE)
@@ -128,7 +129,10 @@ class EmbeddedRewriter:
         else:
             cls_used = cls
 
-        if cls_used is ReferenceClass.EARLIER:
+        if cls_used is ReferenceClass.EARLIER and Cue.ORDINAL in c.cues:
+            # "back to the regions — the third one?": the list is the store
+            text, focus = self._immediate(text, lang, scope, state, msg, rules)
+        elif cls_used is ReferenceClass.EARLIER:
             text, focus = self._recall(text, lang, scope, state, msg.mentions, rules)
         elif cls_used is ReferenceClass.IMMEDIATE or (
             cls_used in (ReferenceClass.PAGE, ReferenceClass.SITE)
@@ -214,14 +218,32 @@ class EmbeddedRewriter:
                 return Mention(s.type, s.name, s.name, 0, 0, "slot")
         return None
 
-    def _enumeration(self, scope: Scope, noun: str | None) -> Enumeration | None:
-        for e in scope.enumerations:  # newest first
-            if noun is None:
-                return e
+    @staticmethod
+    def _topic(scope: Scope, state: ConversationState, exclude: set[str]) -> Mention | None:
+        """The conversation topic in force (see :class:`ResolvedTurn`), if still in scope."""
+        last = max((t for t in state.resolved), default=None)
+        if last is None:
+            return None
+        topic = state.resolved[last].topic
+        if topic is None or topic.name.casefold() in exclude:
+            return None
+        if scope.guarded:
+            if topic.name.casefold() not in {s.name.casefold() for s in scope.slots}:
+                return None
+        elif not any(topic.name.casefold() == m.name.casefold()
+                     for t in scope.turns for m in state.mentions.get(t, ())):
+            return None
+        return topic
+
+    def _enumeration(self, scope: Scope, noun: str | None, position: int) -> Enumeration | None:
+        """The newest in-scope list long enough for the position (and of the named kind)."""
+        fits = [e for e in scope.enumerations if len(e.items) >= abs(position)]
+        if noun is not None:
             n = noun.lower().rstrip("s")
-            if any(n in (m.type.lower(), ) or n in m.name.lower() for m in e.items):
-                return e
-        return scope.enumerations[0] if scope.enumerations else None
+            typed = [e for e in fits
+                     if any(n == m.type.lower() or n in m.name.lower() for m in e.items)]
+            fits = typed or fits
+        return fits[0] if fits else None
 
     # -- immediate references --------------------------------------------------------
     def _immediate(self, text: str, lang: str, scope: Scope, state: ConversationState, msg: object,
@@ -238,7 +260,7 @@ class EmbeddedRewriter:
             span = find_ordinal_span(text, lang)
             if span is not None:
                 start, end, ordinal = span
-                enum = self._enumeration(scope, ordinal.noun)
+                enum = self._enumeration(scope, ordinal.noun, ordinal.position)
                 if enum is not None and enum.items:
                     idx = ordinal.position - 1 if ordinal.position > 0 else len(enum.items) + ordinal.position
                     count = ordinal.count
@@ -256,6 +278,10 @@ class EmbeddedRewriter:
 
         antecedent = self._antecedent(scope, state, present, lang)
         prev = next(iter(self._scoped_user_records(scope, state)), None)
+        topic = self._topic(scope, state, present)
+        if antecedent is not None and topic is not None and not anchors(antecedent):
+            # a weak centre ("the system") yields to the conversation topic
+            antecedent = topic
 
         # 2. elaboration: the subject of the previous exchange
         if Cue.ELABORATION in c.cues and prev is not None:
@@ -289,11 +315,12 @@ class EmbeddedRewriter:
                 rules.append(f"ellipsis:attach->{antecedent.name}")
                 return self._attach(text, lang, antecedent.name), antecedent
 
-        # 5. bridging: "the cost" -> "the cost of X"
+        # 5. bridging: "the cost", "the main themes" -> about the topic in force
+        anchor = topic or antecedent
         if (Cue.BRIDGING in c.cues or Cue.ELLIPSIS in c.cues or Cue.PRONOUN in c.cues) \
-                and antecedent is not None and antecedent.name.casefold() not in present:
-            rules.append(f"bridging->{antecedent.name}")
-            return self._attach(text, lang, antecedent.name), antecedent
+                and anchor is not None and anchor.name.casefold() not in present:
+            rules.append(f"bridging->{anchor.name}")
+            return self._attach(text, lang, anchor.name), anchor
         rules.append("unresolved")
         return text, focus
 
