@@ -222,6 +222,8 @@ _JA_COMPOUND = re.compile(r"[\u30a0-\u30ffー\u4e00-\u9fff々A-Za-z0-9][\u30a0-\
 _JA_STOP = frozenset("何 私 僕 今 方 事 時 所 物 人 感じ 場合 以外 以上 以下 ため 的".split())
 _COORD = re.compile(r"^\s*(?:,|、|，|/|and|or|,\s*and|,\s*or|and\s+also|as\s+well\s+as|vs\.?|versus|"
                     r"と|や|または|か|及び|および)\s*$", re.IGNORECASE)
+_PAREN = re.compile(r"\([^()]*\)|（[^（）]*）|\s(?:region|regions|tier|plan|API)\b")
+_INLINE_NUMBER = re.compile(r"(?<![\w.])(\d{1,2})[.)）]\s+")
 _NUMBERED_LINE = re.compile(r"^\s*(?:\(?(\d{1,2})[.)、）]|[-*•・]|[①-⑳])\s*(.+)$", re.MULTILINE)
 
 
@@ -350,6 +352,17 @@ class EntityExtractor:
         in order of first appearance, when there are at least two.
         """
         ms = list(mentions) if mentions is not None else self.extract(text, lang)
+        markers = [mk for mk in _INLINE_NUMBER.finditer(text)]
+        if len(markers) >= 2 and [int(mk.group(1)) for mk in markers] == list(
+                range(1, len(markers) + 1)):
+            items_inline: list[Mention] = []
+            for k, mk in enumerate(markers):
+                stop = markers[k + 1].start() if k + 1 < len(markers) else len(text)
+                inside = [m for m in ms if mk.end() <= m.start < stop and not m.is_attribute]
+                if inside:
+                    items_inline.append(inside[0])
+            if len(items_inline) == len(markers):
+                return Enumeration(turn, tuple(items_inline), numbered=True)
         lines = list(_NUMBERED_LINE.finditer(text))
         if len(lines) >= 2:
             items: list[Mention] = []
@@ -368,12 +381,17 @@ class EntityExtractor:
         named = [m for m in ms if not m.is_attribute]
         best: list[Mention] = []
         chain: list[Mention] = []
+        last_end = 0
         for m in named:
-            if chain and _COORD.match(text[chain[-1].end : m.start]) and \
-                    all(x.name != m.name for x in chain):
+            if chain and m.name == chain[-1].name:
+                last_end = m.end  # an alias in apposition: "Tokyo (ap-northeast-1)"
+                continue
+            gap = _PAREN.sub("", text[last_end : m.start]).strip("()（） ") if chain else ""
+            if chain and _COORD.match(gap) and all(x.name != m.name for x in chain):
                 chain.append(m)
             else:
                 chain = [m]
+            last_end = m.end
             if len(chain) > len(best):
                 best = list(chain)
         if len(best) < 2:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from turnscope.entities import Mention
-from turnscope.entities._lexicon import ANAPHORS, FUNCTION_WORDS, RELATIONAL_NOUNS
+from turnscope.entities._lexicon import ANAPHORS, FUNCTION_WORDS, RELATIONAL_NOUNS, VERBS
 
 __all__ = [
     "ReferenceClass",
@@ -71,7 +71,7 @@ _ORD_WORDS = "|".join(sorted(ORDINALS_EN, key=len, reverse=True))
 _ORDINAL_EN = re.compile(
     rf"\b(?:the\s+)?(?P<ord>{_ORD_WORDS})\s+(?P<rest>one|ones|two|three|option|item|choice|"
     rf"[a-z][a-z\-]+)\b|\b(?:option|item|choice|number|no\.|#)\s*(?P<num>\d{{1,2}})\b|"
-    rf"\bthe\s+(?P<ord2>former|latter)\b",
+    rf"\bthe\s+(?P<ord2>former|latter)\b|\bthe\s+(?P<ord3>{_ORD_WORDS})(?=\s*(?:[?.!,—-]|$))",
     re.IGNORECASE,
 )
 _JA_NUM = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "1": 1, "2": 2, "3": 3, "4": 4, "5": 5,
@@ -229,11 +229,13 @@ def find_ordinal_span(text: str, lang: str) -> tuple[int, int, Ordinal] | None:
         return m.start(), m.end(), Ordinal(int(m.group("num")))
     if m.group("ord2"):
         return m.start(), m.end(), Ordinal(ORDINALS_EN[m.group("ord2").lower()])
+    if m.group("ord3"):
+        return m.start(), m.end(), Ordinal(ORDINALS_EN[m.group("ord3").lower()])
     pos = ORDINALS_EN[m.group("ord").lower()]
     rest = m.group("rest").lower()
     count = {"two": 2, "three": 3}.get(rest, 1)
     noun = None if rest in {"one", "ones", "two", "three", "option", "item", "choice"} else rest
-    if noun is not None and noun in FUNCTION_WORDS:
+    if noun is not None and (noun in FUNCTION_WORDS or noun in VERBS):
         # "the first time", "first of all" are not ordinal references to a list
         return None
     if noun in {"time", "step", "thing", "question", "place", "sign", "signs", "half", "part"}:
