@@ -221,10 +221,10 @@ class EmbeddedRewriter:
     @staticmethod
     def _topic(scope: Scope, state: ConversationState, exclude: set[str]) -> Mention | None:
         """The conversation topic in force (see :class:`ResolvedTurn`), if still in scope."""
-        last = max((t for t in state.resolved), default=None)
-        if last is None:
+        if not state.resolved:
             return None
-        topic = state.resolved[last].topic
+        # dicts keep insertion order: the last key is the latest user turn (O(1))
+        topic = state.resolved[next(reversed(state.resolved))].topic
         if topic is None or topic.name.casefold() in exclude:
             return None
         if scope.guarded:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from turnscope._exceptions import ConfigError
 from turnscope.conversation import ConversationState, char_bigrams
-from turnscope.entities import Enumeration, SlotStatus
+from turnscope.entities import Enumeration, Slot, SlotStatus
 from turnscope.references import ReferenceClass
 from turnscope.scope._base import Message, Scope, ScopePolicy
 from turnscope.scope._segment import CentroidDetector, FlagDetector, SegmentDetector
@@ -197,8 +197,15 @@ class DefaultPolicy:
             if rel.recalled:
                 # the recalled exchange's entities come back into scope with it
                 recalled_turns = set(rel.turns)
-                extra = [s for s in state.slots.slots()
-                         if s.status is not SlotStatus.LIVE and s.last_seen in recalled_turns]
+                # only the recalled turns are read, never the whole slot history
+                extra: list[Slot] = []
+                for t in sorted(recalled_turns):
+                    for m in state.mentions.get(t, ()):
+                        if m.is_attribute:
+                            continue
+                        cur = state.slots.get(m.type, m.name)
+                        if cur is None or cur.status is not SlotStatus.LIVE:
+                            extra.append(cur or Slot(m.type, m.name, t, t, SlotStatus.EVICTED))
                 slots = base.slots + tuple(extra)
                 enums = base.enumerations + _enums_in(state, recalled_turns)
                 return Scope(self.name, tuple(sorted(set(base.turns) | recalled_turns)),
