@@ -174,8 +174,7 @@ def test_empty_vocabulary_finds_nothing() -> None:
 def test_bundled_vocabularies() -> None:
     cloud = bundled_vocabulary("cloud")
     assert cloud.type_of("eu-west-1") == "region"
-    assert names(cloud.find("SLA in eu-west-1")) == ["SLA", "Dublin"] or \
-        "Dublin" in names(cloud.find("SLA in eu-west-1"))
+    assert "Dublin" in names(cloud.find("SLA in eu-west-1"))
     ja = bundled_vocabulary("ja_site")
     assert "アバター案内" in names(ja.find("さっきのアバターの話"))
     with pytest.raises(ConfigError, match="nope"):

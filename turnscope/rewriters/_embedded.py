@@ -307,6 +307,10 @@ class EmbeddedRewriter:
         # 4. ellipsis: copy the antecedent question, substitute the contrasted element
         if Cue.ELLIPSIS in c.cues and prev is not None:
             new_ms = [m for m in msg.mentions]
+            one = self._one_anaphora(text, lang, prev)
+            if one is not None:
+                new_ms = [one]
+                rules.append(f"one-anaphora->{one.name}")
             replaced = self._gapping(prev, new_ms, lang)
             if replaced is not None:
                 rules.append("ellipsis:gapping")
@@ -327,6 +331,26 @@ class EmbeddedRewriter:
     def _finish_pronouns(self, text: str, lang: str, scope: Scope, state: ConversationState,
                          focus: Mention | None, rules: list[str]) -> tuple[str, Mention | None]:
         return text, focus
+
+    def _one_anaphora(self, text: str, lang: str, prev: ResolvedTurn) -> Mention | None:
+        """"the reporting one" after "the billing export API": the modifier replaces the
+        antecedent's own modifier and keeps its head noun (N-bar ellipsis)."""
+        if lang != "en":
+            return None
+        m = re.search(r"\bthe\s+([a-z][a-z\-]+)\s+one\b", text, re.IGNORECASE)
+        if m is None:
+            return None
+        for ant in prev.entities:
+            words = ant.name.split()
+            if ant.is_attribute or len(words) < 2:
+                continue
+            candidate = f"{m.group(1)} {' '.join(words[1:])}"
+            found = [x for x in self.extractor.vocabulary.find(candidate) if x.type == ant.type]
+            if found:
+                return found[0]
+            if ant.source != "vocab":
+                return Mention(ant.type, candidate, candidate, 0, 0, "general")
+        return None
 
     @staticmethod
     def _subject_phrase(prev: ResolvedTurn, lang: str) -> str:

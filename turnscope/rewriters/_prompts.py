@@ -1,0 +1,372 @@
+"""Prompt templates for LLM rewriters: one builder per scope policy, all in one place.
+
+Every prompt is two chat messages: a *system* message (the task, the output
+format, the rules) and a *user* message (the evidence the scope policy chose,
+then the latest message). The evidence block is what differs between policies
+(SPEC section 2):
+
+=============  ==================================================================
+``full``       the whole transcript
+``window``     the last ``w`` turns
+``segment``    the turns of the current topical segment
+``liveness``   the live entity slots + the last two turns + the latest message +
+               "Use a live entity only if the latest message refers to it."
+``default``    the liveness input, plus the earlier exchange recalled by topic key
+``relevant``   (for explicit backward references) and the screen
+=============  ==================================================================
+
+Each builder exists with and without the *counterweight clause* ("If the latest
+message introduces a new subject, earlier entities must not appear in the
+query."). A contextualisation prompt otherwise only says what to do *with* the
+history, never when to leave it alone, so a model resolving an ambiguous case
+includes rather than omits. The clause helps on pivots that are obvious from
+wording alone; it does not replace scoping the evidence.
+
+The query follows the language of the user's message: a Japanese question gets
+a Japanese query. The model answers with one JSON object (``query``,
+``topic_shift``, ``reference_class``, ``entities``); the entities fill the
+liveness slots, so one call per turn does both jobs.
+
+>>> from turnscope import Session
+>>> from turnscope.rewriters import build_messages
+>>> captured = []
+>>> class Capture:
+...     name = "capture"
+...     def run(self, request):
+...         captured.append(build_messages(request, counterweight=True))
+...         return s.embedded.run(request)
+>>> s = Session(policy="liveness", rewriter=Capture())
+>>> _ = s.user("Which EU regions support customer-managed keys?")
+>>> s.assistant("Frankfurt and Dublin both support CMK.")
+>>> _ = s.user("What's the SLA on the second one?")
+>>> print(captured[-1][1]["content"].splitlines()[0])
+LIVE ENTITIES:
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from turnscope.conversation import ConversationState
+from turnscope.entities import Enumeration, Slot
+from turnscope.rewriters._base import RewriteRequest
+from turnscope.scope import Message, Scope
+
+__all__ = [
+    "COUNTERWEIGHT_CLAUSE",
+    "LIVENESS_INSTRUCTION",
+    "REFERENCE_CLASSES",
+    "REWRITE_JSON_SCHEMA",
+    "SYSTEM_TEMPLATE",
+    "PROMPT_BUILDERS",
+    "build_messages",
+    "prompt_size",
+    "user_content",
+    "CHARS_PER_TOKEN",
+]
+
+# -- the templates ---------------------------------------------------------------------
+
+#: The counterweight clause: the one instruction that authorises leaving history alone.
+COUNTERWEIGHT_CLAUSE = (
+    "If the latest message introduces a new subject, earlier entities must not appear in the query."
+)
+
+#: The liveness instruction (SPEC section 2), placed right after the latest message.
+LIVENESS_INSTRUCTION = "Use a live entity only if the latest message refers to it."
+
+#: SPEC section 3 class names, in the order the prompt lists them.
+REFERENCE_CLASSES = (
+    "standalone",
+    "textual_immediate",
+    "textual_earlier",
+    "situational_page",
+    "situational_site",
+)
+
+#: ``{context_rule}`` depends on the policy; ``{counterweight}`` is the clause or nothing.
+#: The example object uses placeholders, never a real entity name: a name in the
+#: instructions would be one more thing the model could copy into a query.
+SYSTEM_TEMPLATE = """\
+You turn the latest message of a conversation into a search query that stands on its own.
+Rules:
+- {context_rule}
+- Keep the user's wording and intent; add only what the query needs to stand alone.
+- Write the query in the language of the latest message (a Japanese message gets a Japanese \
+query, an English message an English query).{counterweight}
+Reply with one JSON object and nothing else, in this shape:
+{{"query": "<standalone query>", "topic_shift": false, "reference_class": "standalone", \
+"entities": [{{"type": "<type>", "name": "<name>"}}]}}
+- topic_shift: true if the latest message starts a new subject, otherwise false.
+- reference_class: one of {classes}.
+- entities: the named things the query is about (products, services, regions, features, \
+places, people), each with a short lower-case type and its name as written in the context."""
+
+#: the context rule of turn-based (unguarded) policies: the usual "condense the question" rule
+_RULE_HISTORY = ("Use the conversation to resolve what the latest message refers to, and keep "
+                 "constraints from it that still apply.")
+#: the context rule of slot-based (guarded) policies
+_RULE_SCOPED = ("Resolve what the latest message refers to from the live entities, the recent "
+                "turns and, when present, the earlier exchange and the screen.")
+
+FULL_TEMPLATE = """\
+CONVERSATION:
+{turns}
+{extras}
+LATEST MESSAGE: {message}
+QUERY LANGUAGE: {language}"""
+
+WINDOW_TEMPLATE = """\
+RECENT TURNS (the last {w}):
+{turns}
+{extras}
+LATEST MESSAGE: {message}
+QUERY LANGUAGE: {language}"""
+
+SEGMENT_TEMPLATE = """\
+TURNS OF THE CURRENT TOPIC (since turn {start}):
+{turns}
+{extras}
+LATEST MESSAGE: {message}
+QUERY LANGUAGE: {language}"""
+
+LIVENESS_TEMPLATE = """\
+LIVE ENTITIES:
+{slots}
+
+RECENT TURNS:
+{turns}
+{extras}
+LATEST MESSAGE: {message}
+QUERY LANGUAGE: {language}
+{instruction}"""
+
+#: the sections that only some scopes carry (each ends with a blank line when present)
+RECALLED_SECTION = "EARLIER EXCHANGE THE MESSAGE REFERS TO{key}:\n{turns}\n"
+LISTS_SECTION = "LISTS OFFERED EARLIER:\n{lists}\n"
+SCREEN_SECTION = "SCREEN: {screen}\n"
+
+_NONE = "(none)"
+_LANGUAGES = {"ja": "Japanese", "en": "English"}
+
+#: The JSON schema sent as ``response_format`` where the server supports schemas.
+#: ``strict`` schemas need every property listed as required and no extra keys.
+REWRITE_JSON_SCHEMA: dict[str, object] = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string"},
+        "topic_shift": {"type": "boolean"},
+        "reference_class": {"type": "string", "enum": list(REFERENCE_CLASSES)},
+        "entities": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"type": {"type": "string"}, "name": {"type": "string"}},
+                "required": ["type", "name"],
+                "additionalProperties": False,
+            },
+        },
+    },
+    "required": ["query", "topic_shift", "reference_class", "entities"],
+    "additionalProperties": False,
+}
+
+
+# -- rendering helpers -------------------------------------------------------------------
+
+def _render_turns(state: ConversationState, turns: Iterable[int]) -> str:
+    lines = []
+    for i in turns:
+        if 1 <= i <= len(state.turns):
+            t = state.turns[i - 1]
+            lines.append(f"[{i}] {t.role.value}: {t.content}")
+    return "\n".join(lines) or _NONE
+
+
+def _render_slots(slots: Sequence[Slot]) -> str:
+    lines = [f"- {s.type}: {s.name} (last mentioned turn {s.last_seen})" for s in slots]
+    return "\n".join(lines) or _NONE
+
+
+def _render_lists(enums: Sequence[Enumeration], shown: set[int]) -> str:
+    """Lists whose turn the prompt does not show: "the second one" still needs them."""
+    lines = []
+    for e in enums:
+        if e.turn in shown:
+            continue
+        items = ", ".join(f"{k}. {m.name}" for k, m in enumerate(e.items, 1))
+        lines.append(f"- turn {e.turn}: {items}")
+    return LISTS_SECTION.format(lists="\n".join(lines)) if lines else ""
+
+
+def _render_screen(scope: Scope) -> str:
+    scr = scope.screen
+    if scr is None or scr.is_empty():
+        return ""
+    parts = []
+    if scr.page_title:
+        parts.append(f'page "{scr.page_title}"')
+    if scr.page_url:
+        parts.append(f"at {scr.page_url}")
+    if scr.site:
+        parts.append(f"on site {scr.site}")
+    return SCREEN_SECTION.format(screen=" ".join(parts))
+
+
+def _extras(*sections: str) -> str:
+    body = "".join(s for s in sections if s)
+    # a blank line separates the turns from whatever follows them
+    return "\n" + body if body else ""
+
+
+def _system(counterweight: bool, *, guarded: bool) -> str:
+    return SYSTEM_TEMPLATE.format(
+        context_rule=_RULE_SCOPED if guarded else _RULE_HISTORY,
+        counterweight=f"\n- {COUNTERWEIGHT_CLAUSE}" if counterweight else "",
+        classes=", ".join(REFERENCE_CLASSES),
+    )
+
+
+def _language(message: Message) -> str:
+    return _LANGUAGES.get(message.lang, "the language of the latest message")
+
+
+def _messages(system: str, user: str) -> list[dict[str, str]]:
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+# -- one builder per policy --------------------------------------------------------------
+
+def _full(request: RewriteRequest, counterweight: bool) -> list[dict[str, str]]:
+    msg, scope, state = request.message, request.scope, request.state
+    shown = set(scope.turns)
+    user = FULL_TEMPLATE.format(
+        turns=_render_turns(state, scope.turns),
+        extras=_extras(_render_lists(scope.enumerations, shown), _render_screen(scope)),
+        message=msg.text, language=_language(msg))
+    return _messages(_system(counterweight, guarded=False), user)
+
+
+def _window(request: RewriteRequest, counterweight: bool) -> list[dict[str, str]]:
+    msg, scope, state = request.message, request.scope, request.state
+    m = re.search(r"\bw=(\d+)", scope.note)
+    w = int(m.group(1)) if m else len(scope.turns)
+    user = WINDOW_TEMPLATE.format(
+        w=w, turns=_render_turns(state, scope.turns),
+        extras=_extras(_render_lists(scope.enumerations, set(scope.turns)),
+                       _render_screen(scope)),
+        message=msg.text, language=_language(msg))
+    return _messages(_system(counterweight, guarded=False), user)
+
+
+def _segment(request: RewriteRequest, counterweight: bool) -> list[dict[str, str]]:
+    msg, scope, state = request.message, request.scope, request.state
+    start = min(scope.turns) if scope.turns else msg.index
+    user = SEGMENT_TEMPLATE.format(
+        start=start, turns=_render_turns(state, scope.turns),
+        extras=_extras(_render_lists(scope.enumerations, set(scope.turns)),
+                       _render_screen(scope)),
+        message=msg.text, language=_language(msg))
+    return _messages(_system(counterweight, guarded=False), user)
+
+
+def _liveness(request: RewriteRequest, counterweight: bool) -> list[dict[str, str]]:
+    """Live slots + recent turns + latest message + the liveness instruction; for the
+    ``default`` and ``relevant`` scopes also the recalled exchange and the screen."""
+    msg, scope, state = request.message, request.scope, request.state
+    recalled: list[int] = []
+    for ex in scope.recalled:
+        recalled.extend(t for t in state.exchange_of(ex) if t in scope.turns)
+    recent = [t for t in scope.turns if t not in set(recalled)]
+    recalled_section = ""
+    if recalled:
+        key = re.search(r"key='([^']*)'|key=\"([^\"]*)\"", scope.note)
+        key_text = next((g for g in key.groups() if g), "") if key else ""
+        recalled_section = RECALLED_SECTION.format(
+            key=f' (found by topic key "{key_text}")' if key_text else "",
+            turns=_render_turns(state, sorted(set(recalled))))
+    user = LIVENESS_TEMPLATE.format(
+        slots=_render_slots(scope.slots),
+        turns=_render_turns(state, recent),
+        extras=_extras(recalled_section, _render_lists(scope.enumerations, set(scope.turns)),
+                       _render_screen(scope)),
+        message=msg.text, language=_language(msg), instruction=LIVENESS_INSTRUCTION)
+    return _messages(_system(counterweight, guarded=True), user)
+
+
+#: policy name -> builder(request, counterweight). Unknown (custom) policies use the
+#: liveness builder when their scope is guarded, the full-transcript one otherwise.
+PROMPT_BUILDERS: Mapping[str, Callable[[RewriteRequest, bool], list[dict[str, str]]]] = {
+    "full": _full,
+    "window": _window,
+    "segment": _segment,
+    "liveness": _liveness,
+    "default": _liveness,
+    "relevant": _liveness,
+}
+
+
+def build_messages(request: RewriteRequest, *, counterweight: bool = True) -> list[dict[str, str]]:
+    """The chat messages for one rewrite, chosen by the request's scope policy.
+
+    >>> from turnscope import Session
+    >>> seen = []
+    >>> class Capture:
+    ...     name = "capture"
+    ...     def run(self, request):
+    ...         seen.append(request)
+    ...         return s.embedded.run(request)
+    >>> s = Session(policy="full", rewriter=Capture())
+    >>> _ = s.user("Is the billing export API paginated?")
+    >>> msgs = build_messages(seen[0], counterweight=False)
+    >>> [m["role"] for m in msgs]
+    ['system', 'user']
+    >>> "earlier entities must not appear" in msgs[0]["content"]
+    False
+    """
+    scope = request.scope
+    builder = PROMPT_BUILDERS.get(scope.policy)
+    if builder is None:
+        builder = _liveness if scope.guarded else _full
+    return builder(request, counterweight)
+
+
+def user_content(messages: Sequence[Mapping[str, str]]) -> str:
+    """The evidence the model was shown: every non-system message, joined."""
+    return "\n".join(m.get("content", "") for m in messages if m.get("role") != "system")
+
+
+# -- size --------------------------------------------------------------------------------
+
+#: Latin-script text: about four characters per token (the usual rule of thumb for
+#: English with BPE tokenizers such as cl100k / o200k).
+CHARS_PER_TOKEN = 4
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]")
+
+
+def prompt_size(messages: Sequence[Mapping[str, str]]) -> tuple[int, int]:
+    """``(characters, estimated tokens)`` of a prompt's message contents.
+
+    The estimate needs no tokenizer: one token per CJK character (BPE vocabularies
+    split Japanese into roughly one token per kana or kanji) plus one per
+    :data:`CHARS_PER_TOKEN` characters of everything else, rounded up. Per-message
+    framing tokens are ignored; they do not depend on the conversation.
+
+    >>> prompt_size([{"role": "user", "content": "abcdefgh"}, {"role": "user", "content": "日本語"}])
+    (11, 5)
+    """
+    chars = 0
+    cjk = 0
+    for m in messages:
+        text = m.get("content", "")
+        chars += len(text)
+        cjk += len(_CJK.findall(text))
+    return chars, cjk + math.ceil((chars - cjk) / CHARS_PER_TOKEN)
+
+
+def schema_json() -> str:
+    """The response schema as compact JSON (used in docs and for debugging)."""
+    return json.dumps(REWRITE_JSON_SCHEMA, separators=(",", ":"))
