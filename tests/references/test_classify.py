@@ -199,8 +199,8 @@ def test_no_follow_up_cue(text: str) -> None:
 @pytest.mark.parametrize("text, lang", [
     ("Could you walk me through the setup of the billing export API in more detail please?",
      "en"),
-    ("For the Frankfurt region and the billing export API, can you specifically list the "
-     "pagination limits?", "en"),
+    (("For the Frankfurt region and the billing export API, can you specifically list the "
+      "pagination limits?"), "en"),
     ("アバター案内の導入にかかる費用と期間について具体的に教えていただけますか", "ja"),
     ("受付端末を設置するときに必要なネットワーク設定について詳しく知りたいです", "ja"),
 ])

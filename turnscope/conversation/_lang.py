@@ -16,7 +16,7 @@ DEFAULT_JA_SHARE = 0.3
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff66-\uff9f々〆ヵヶ]")
 _LATIN = re.compile(r"[A-Za-z]")
-_KANA = re.compile(r"[\u3040-\u30ff]")
+_HIRAGANA = re.compile(r"[\u3040-\u309f]")
 
 
 def has_cjk(text: str) -> bool:
@@ -35,7 +35,8 @@ def detect_language(text: str, *, ja_share: float = DEFAULT_JA_SHARE) -> str:
     latin = len(_LATIN.findall(text))
     if cjk == 0:
         return "en"
-    # any kana means Japanese grammar is present, even in a Latin-heavy message
-    if _KANA.search(text) and cjk >= 2:
+    # hiragana is Japanese grammar (particles, endings), even in a Latin-heavy message;
+    # katakana alone is often just a product name inside an English sentence
+    if _HIRAGANA.search(text):
         return "ja"
     return "ja" if cjk / max(1, cjk + latin) >= ja_share else "en"

@@ -223,6 +223,9 @@ _JA_STOP = frozenset("何 私 僕 今 方 事 時 所 物 人 感じ 場合 以�
 _COORD = re.compile(r"^\s*(?:,|、|，|/|and|or|,\s*and|,\s*or|and\s+also|as\s+well\s+as|vs\.?|versus|"
                     r"と|や|または|か|及び|および)\s*$", re.IGNORECASE)
 _PAREN = re.compile(r"\([^()]*\)|（[^（）]*）|\s(?:region|regions|tier|plan|API)\b")
+#: determiners after which a verb form is a noun ("the export"); quantifiers such as
+#: "both" float before verbs ("both support CMK"), so they are not in this set
+_ARTICLES = frozenset("a an the this that these those my your our their his her its".split())
 _INLINE_NUMBER = re.compile(r"(?<![\w.])(\d{1,2})[.)）]\s+")
 _NUMBERED_LINE = re.compile(r"^\s*(?:\(?(\d{1,2})[.)、）]|[-*•・]|[①-⑳])\s*(.+)$", re.MULTILINE)
 
@@ -290,7 +293,7 @@ class EntityExtractor:
                 prev = tokens[i - 1][2].lower() if i else ""
                 nxt = tokens[i + 1][2].lower() if i + 1 < len(tokens) else ""
                 # only inside a noun phrase that a determiner or preposition opened
-                if prev in DETERMINERS or (run and run_opened and nxt
+                if prev in _ARTICLES or (run and run_opened and nxt
                                            and nxt not in FUNCTION_WORDS and nxt not in VERBS):
                     verb = False
             if not is_acronym and (low in FUNCTION_WORDS or verb or _NUMBER.match(tok)):
@@ -326,6 +329,7 @@ class EntityExtractor:
     # -- Japanese --------------------------------------------------------------------
     def _general_ja(self, text: str) -> list[Mention]:
         out: list[Mention] = []
+        text = _norm(text)  # full-width Latin and digits: ＥＣ２ -> EC2 (same length)
         for m in _QUOTED.finditer(text):
             g = next(x for x in m.groups() if x)
             out.append(Mention("name", g.strip(), g, m.start(), m.end(), "general"))
@@ -383,8 +387,9 @@ class EntityExtractor:
         chain: list[Mention] = []
         last_end = 0
         for m in named:
-            if chain and m.name == chain[-1].name:
-                last_end = m.end  # an alias in apposition: "Tokyo (ap-northeast-1)"
+            if chain and (m.name == chain[-1].name
+                          or text[last_end : m.start].strip() in ("(", "（")):
+                last_end = m.end  # apposition: "Tokyo (ap-northeast-1)"
                 continue
             gap = _PAREN.sub("", text[last_end : m.start]).strip("()（） ") if chain else ""
             if chain and _COORD.match(gap) and all(x.name != m.name for x in chain):

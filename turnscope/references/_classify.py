@@ -22,6 +22,7 @@ even when the verb is dropped). No length cutoff decides the second.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -77,7 +78,7 @@ _ORDINAL_EN = re.compile(
 _JA_NUM = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "1": 1, "2": 2, "3": 3, "4": 4, "5": 5,
            "６": 6, "6": 6, "7": 7, "8": 8, "9": 9}
 _ORDINAL_JA = re.compile(
-    r"(?P<n>[1-9一二三四五])(?:つ目|番目|個目|番)|(?P<last>最後|一番下)の|(?P<first>最初|一番上)の"
+    r"(?P<n>[1-9１-９一二三四五])(?:つ目|番目|個目|番)|(?P<last>最後|一番下)の|(?P<first>最初|一番上)の"
 )
 
 # follow-up request cues: the term is what carries the intent (22/22 in the field report)
@@ -90,9 +91,10 @@ _FOLLOW_UP_EN = re.compile(
 _FOLLOW_UP_JA = re.compile(r"詳しく|詳細|具体的|具体例|もう少し|もうちょっと|掘り下げ|詳しい")
 
 _RECALL_EN = re.compile(
-    r"\b(?:earlier|previously|before|back\s+to|go(?:ing)?\s+back|you\s+(?:mentioned|said|told|"
-    r"talked)|we\s+(?:discussed|talked)|as\s+you\s+said|return(?:ing)?\s+to|revisit|"
-    r"at\s+the\s+(?:start|beginning))\b",
+    r"\b(?:earlier|previously|back\s+to|go(?:ing)?\s+back|you\s+(?:mentioned|said|told|"
+    r"talked)|we\s+(?:discussed|talked)|as\s+you\s+said|"
+    r"(?:said|mentioned|discussed|asked|talked\s+about)\s+(?:before|at\s+the\s+(?:start|beginning))|"
+    r"return(?:ing)?\s+to\s+(?:what|the\s+(?:earlier|previous|first)|our)|revisit)\b",
     re.IGNORECASE,
 )
 _RECALL_JA = re.compile(r"さっき|先ほど|先程|前に|以前|最初に|さきほど|前の話|話に戻")
@@ -103,11 +105,12 @@ _TOPIC_EN = re.compile(
 )
 
 _PAGE_EN = re.compile(
-    r"\b(?:this|current|the)\s+(?:page|article|doc|screen|section)\b|\bon\s+screen\b|"
-    r"\bhere\s+on\s+the\s+(?:page|screen)\b|\bwhat\s+i'?m\s+(?:looking|reading)\b",
+    r"\b(?:this|current)\s+(?:page|article|doc|screen|section)\b(?![\w-])|\bon\s+(?:the\s+)?screen\b|"
+    r"\bthe\s+(?:page|article)\s+(?:i'?m|i\s+am|you'?re)\b|\bwhat\s+i'?m\s+(?:looking|reading)\b",
     re.IGNORECASE,
 )
-_SITE_EN = re.compile(r"\b(?:this|the|your)\s+(?:site|website|docs\s+site|portal)\b", re.IGNORECASE)
+_SITE_EN = re.compile(r"\b(?:this|your)\s+(?:site|website|docs\s+site|portal)\b(?![\w-])",
+                      re.IGNORECASE)
 _PAGE_JA = re.compile(r"(?:この|今の|今見ている|表示中の|こちらの)(?:ページ|画面|記事)|ここ(?:に|で|の)")
 _SITE_JA = re.compile(r"(?:この|こちらの|御社の|このウェブ)(?:サイト|ホームページ|ウェブサイト|HP)")
 
@@ -221,7 +224,8 @@ def find_ordinal_span(text: str, lang: str) -> tuple[int, int, Ordinal] | None:
             noun_end = end + (len(tail.group(0)) if tail and tail.group(1) else 0)
             return m.start(), noun_end, Ordinal(-1 if m.group("last") else 1)
         noun_end = end + (len(tail.group(0)) if tail and tail.group(1) else 0)
-        return m.start(), noun_end, Ordinal(_JA_NUM.get(m.group("n"), 1))
+        digit = unicodedata.normalize("NFKC", m.group("n"))
+        return m.start(), noun_end, Ordinal(_JA_NUM.get(digit, 1))
     m = _ORDINAL_EN.search(text)
     if not m:
         return None

@@ -61,8 +61,10 @@ _EN_THERE = re.compile(r"(?<!are )(?<!is )(?<!was )(?<!were )\bthere\b"
                        r"(?!\s+(?:is|are|was|were|a|an|any|be|been)\b)", re.IGNORECASE)
 _JA_DEM_NP = re.compile(r"(?:その|この|あの)(?=[\u30a0-\u30ffー\u4e00-\u9fffA-Za-z])")
 _JA_PRON = re.compile(r"それ|これ|あれ|そちら|こちら|そっち|こっち")
-_EN_PAGE = re.compile(r"\b(?:this|current|the)\s+(?:page|article|doc|screen|section)\b", re.IGNORECASE)
-_EN_SITE = re.compile(r"\b(?:this|the|your)\s+(?:site|website|docs\s+site|portal)\b", re.IGNORECASE)
+_EN_PAGE = re.compile(r"\b(?:this|current)\s+(?:page|article|doc|screen|section)\b(?![\w-])|"
+                      r"\bthe\s+(?:page|article)(?=\s+(?:i'?m|i\s+am|you'?re)\b)", re.IGNORECASE)
+_EN_SITE = re.compile(r"\b(?:this|your)\s+(?:site|website|docs\s+site|portal)\b(?![\w-])",
+                      re.IGNORECASE)
 _JA_PAGE = re.compile(r"(?:この|今の|今見ている|表示中の|こちらの)(?:ページ|画面|記事)")
 _JA_SITE = re.compile(r"(?:この|こちらの|御社の|このウェブ)(?:サイト|ホームページ|ウェブサイト|HP)")
 _SENT_END = re.compile(r"[\s?？.。!！]*$")
