@@ -175,6 +175,8 @@ class Session:
         topic = prev.topic if prev is not None else None
         if topic is not None and self.state.slots.get(topic.type, topic.name) is None:
             return f if f is not None and anchors(f) else None
+        if topic is None and f is not None and not f.is_attribute and not self.state.resolved:
+            return f  # the opening question sets the topic, whatever kind of noun it is
         if topic is None and f is not None and anchors(f):
             return f
         return topic

@@ -66,8 +66,50 @@ _VERB_BASES = (
     "support take talk tell tend think treat try turn understand use want work worry write "
     "apply affect allow get set break return rotate restore enable disable export import "
     "paginate store backup back-up migrate encrypt scale upgrade downgrade charge bill "
-    "survive die win beat invent discover born founded located situated happen occur"
+    "survive die win beat invent discover born founded located situated happen occur "
+    "attract absorb accept achieve act add admit adopt advise agree aim announce answer appear "
+    "approve argue arrange arrive attack attempt attend avoid base bear behave believe belong "
+    "benefit blame block boil borrow bother breathe burn calculate care carry catch celebrate "
+    "claim clean climb close collect combine commit communicate compete complain complete "
+    "concern confirm contact continue contribute control convert cook copy correct count "
+    "crash cross cry damage dance deliver demand deny deploy design destroy develop die dig "
+    "disappear discuss display divide draw dress drink drop earn edit educate eliminate "
+    "emerge employ encourage enjoy ensure enter escape establish evaluate evolve exist expand "
+    "expect experience explore express extend face fall feed fight fill finish fly focus fold "
+    "force form found freeze gain gather generate grab graduate guess handle hang hate heal "
+    "hide hit hope hunt hurt identify ignore imagine implement imply improve indicate "
+    "influence inform inherit injure install intend introduce invest invite join judge jump "
+    "kick kiss knock lack land laugh lay lie lift limit link listen load locate lock log "
+    "manage mark marry match matter measure melt mix monitor name note notice obtain operate "
+    "order organize own pack participate pass perform permit pick place plan plant point "
+    "pour practice pray predict prepare present press pretend print produce promise promote "
+    "propose prove publish pull punish purchase push qualify raise rank rate reach react "
+    "realize receive recognize record recover refer reflect refuse regard register reject "
+    "relate relax release rely remain rent repair repeat report represent request rescue "
+    "research resist resolve respond rest retire reveal review ride ring rise risk roll rule "
+    "rush save score search seek select separate serve settle shake share shift shoot shop "
+    "shout shut sign sing sink sit sleep slide smell smile solve sound speak spend split "
+    "spot stand state steal step stick strike study submit succeed suffer supply suppose "
+    "surround suspect swim switch teach tear test thank throw tie touch track trade train "
+    "transfer transform translate travel trust type undergo unite update urge value visit "
+    "vote wait wake walk warn wash watch wear weigh welcome wish wonder worry yield "
+    "acquit abolish elect vote pledge treat cure diagnose prescribe spread migrate hibernate "
+    "mate hunt breed graze swim nest erupt flood orbit rotate"
 ).split()
+
+
+_CORE_VERBS = frozenset(
+    "ask be become begin bring build buy call can cause change check choose come compare "
+    "connect consider contain cost cover create cut deal decide define delete depend describe "
+    "determine differ do drive eat enable end explain fail feel find fit fix follow forget get "
+    "give go grow happen have hear help hold include increase involve keep kill know last "
+    "lead learn leave let like list live look lose make mean meet mention move need offer "
+    "open pay play prefer prevent protect provide put reach read recommend reduce remember "
+    "remove replace require run say see seem sell send set show spread start stay stop "
+    "suggest support take talk tell tend think treat try turn understand use want work worry "
+    "write apply affect allow return rotate restore disable export import paginate store "
+    "backup back-up migrate encrypt scale upgrade downgrade charge bill".split()
+)
 
 
 def _inflect(base: str) -> set[str]:
@@ -93,7 +135,25 @@ _IRREGULAR = (
     "fallen broke broken drove driven"
 ).split()
 
-VERBS = frozenset({f for b in _VERB_BASES for f in _inflect(b)} | set(_IRREGULAR))
+#: words that are at least as often nouns as verbs ("the rate limit", "a test"): not verbs here
+_NOUNISH = frozenset(
+    "limit plan rate test order name record point value type form state step sign spot rest "
+    "report request review search share shift switch trade train transfer update visit vote "
+    "watch wish load lock log mark match matter measure monitor note place plant practice "
+    "press print promise rank release rent repair research ride ring rise risk roll rule rush "
+    "save score sound split stand study supply track travel trust walk wait yield attack "
+    "benefit block care claim contact control copy count crash cross damage dance demand "
+    "design display drink drop edit experience face fall fight focus fold force freeze guess "
+    "handle hit hope hunt hurt jump kick kiss knock lack land laugh lay lie lift link mix own "
+    "pack pass pick pull push reach smell smile slide sleep sink shop shout shoot treat cure "
+    "nest flood orbit mate breed influence answer attempt base bear blame cook dress export "
+    "import backup store charge bill scale start end work use cost change support need "
+    "offer run set show turn check call cut deal fix help list move play return stay stop "
+    "talk try view access limit display upgrade".split()
+)
+
+VERBS = frozenset({f for b in _VERB_BASES if b not in _NOUNISH or b in _CORE_VERBS
+                   for f in _inflect(b)} | set(_IRREGULAR))
 
 FUNCTION_WORDS = (
     DETERMINERS | PRONOUNS | PREPOSITIONS | AUXILIARIES | CONJUNCTIONS | WH_WORDS | ADVERBS
@@ -138,3 +198,31 @@ JA_RELATIONAL = frozenset(
     "意味 場所 連絡先 メリット デメリット 事例 一覧 他 ほか 次 前 最初 最後 全部 全て 何 "
     "具体的 具体例 説明 対応 設定方法 使い方".split()
 )
+
+
+#: pronoun number, for agreement with an antecedent
+SINGULAR_PRONOUNS = frozenset("it its itself this that".split())
+PLURAL_PRONOUNS = frozenset("they them their theirs themselves these those".split())
+_IRREGULAR_PLURALS = frozenset("people children men women data media criteria feet teeth mice".split())
+
+
+def is_plural(name: str) -> bool:
+    """Rough English number of a noun phrase: its last word's, or plural if coordinated."""
+    words = name.lower().split()
+    if not words:
+        return False
+    if " and " in f" {name.lower()} ":
+        return True
+    w = words[-1]
+    if w in _IRREGULAR_PLURALS:
+        return True
+    return w.endswith("s") and not w.endswith(("ss", "us", "is", "ics")) and len(w) > 3
+
+
+def pronoun_number(word: str) -> str | None:
+    w = word.lower()
+    if w in SINGULAR_PRONOUNS:
+        return "sg"
+    if w in PLURAL_PRONOUNS:
+        return "pl"
+    return None

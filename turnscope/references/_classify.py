@@ -28,7 +28,14 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from turnscope.entities import Mention
-from turnscope.entities._lexicon import ANAPHORS, FUNCTION_WORDS, RELATIONAL_NOUNS, VERBS
+from turnscope.entities._lexicon import (
+    ANAPHORS,
+    FUNCTION_WORDS,
+    RELATIONAL_NOUNS,
+    VERBS,
+    is_plural,
+    pronoun_number,
+)
 
 __all__ = [
     "ReferenceClass",
@@ -306,17 +313,24 @@ def classify(text: str, lang: str, mentions: Sequence[Mention], *,
         pm = _PRONOUN_EN.search(text)
         # a pronoun after an anchoring noun phrase of the same message refers to it
         # ("what is Rock City, and why is it famous?"): no context needed for that
-        bound = pm is not None and any(anchors(m) and m.end <= pm.start() for m in named)
+        # (number must agree: in "why do the Brits call it a loo?" *it* is not the Brits)
+        num = pronoun_number(pm.group(0)) if pm else None
+        bound = pm is not None and any(
+            anchors(m) and m.end <= pm.start()
+            and (num is None or (num == "pl") == is_plural(m.name)) for m in named)
         if pm and not bound:
             cues.append(Cue.PRONOUN)
         elif not pm and _DEMONSTRATIVE_NP_EN.search(text) and not any(anchors(m) for m in named):
             cues.append(Cue.DEMONSTRATIVE)
         if _ELLIPSIS_EN.search(text):
             cues.append(Cue.ELLIPSIS)
-        if not any(anchors(m) for m in named) and _is_question(text) and (
-                _definite(text, mentions) or (not named and _bridging(text, mentions))):
+        if has_history and _is_question(text) and not any(_introduces(m, text) for m in named):
+            # nothing new is introduced: the question is about the subject already given
             cues.append(Cue.BRIDGING)
-    if follow_up:
+    cue_spans = [mm.span() for mm in _FOLLOW_UP_EN.finditer(text)] if lang == "en" else []
+    own = [m for m in named if not any(a <= m.start < b for a, b in cue_spans)]
+    if follow_up and not (lang == "en" and any(_introduces(m, text) for m in own)):
+        # "tell me more about tiger sharks" names its own subject: not an elaboration
         cues.append(Cue.ELABORATION)
     if pivot and not (Cue.PRONOUN in cues or Cue.ORDINAL in cues):
         # an explicit change of subject: whatever else is in the message stands alone
@@ -326,6 +340,23 @@ def classify(text: str, lang: str, mentions: Sequence[Mention], *,
                               pivot=False)
     return Classification(ReferenceClass.STANDALONE, False, follow_up, tuple(cues), ordinal,
                           pivot=pivot)
+
+
+_GIVEN_DET = re.compile(r"\b(?:the|its|their|this|that|these|those|what|which|whose|such)\s*$",
+                       re.IGNORECASE)
+
+
+def _introduces(m: Mention, text: str) -> bool:
+    """Whether a mention brings its own subject into the question (information status).
+
+    Names, identifiers and vocabulary entities do; so does a common noun phrase that is
+    indefinite or bare ("a quota increase", "makos"). A definite or interrogative one
+    ("the main themes", "what empires") presupposes a referent already given.
+    """
+    if anchors(m) and (m.source != "general" or m.type in ("name", "term")
+                       or any(w[:1].isupper() for w in m.name.split())):
+        return True  # names, and phrases with a name or acronym in them ("the billing API")
+    return not _GIVEN_DET.search(text[: m.start])
 
 
 def _definite(text: str, mentions: Sequence[Mention]) -> bool:

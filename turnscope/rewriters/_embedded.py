@@ -34,7 +34,7 @@ from collections.abc import Sequence
 
 from turnscope.conversation import ConversationState, ResolvedTurn, Role
 from turnscope.entities import EntityExtractor, Enumeration, Mention
-from turnscope.entities._lexicon import ANAPHORS
+from turnscope.entities._lexicon import ANAPHORS, is_plural, pronoun_number
 from turnscope.references import Cue, ReferenceClass, anchors, find_ordinal_span
 from turnscope.rewriters._base import EMBEDDED, RewriteRequest, RewriteResult
 from turnscope.scope import Scope
@@ -189,8 +189,27 @@ class EmbeddedRewriter:
         return out
 
     def _antecedent(self, scope: Scope, state: ConversationState, exclude: set[str],
-                    lang: str) -> Mention | None:
-        """The entity a pronoun most likely continues (see module docstring)."""
+                    lang: str, number: str | None = None) -> Mention | None:
+        """The entity a pronoun most likely continues (see module docstring); a candidate
+        that agrees in number with the pronoun is preferred."""
+        cands = self._antecedents(scope, state, exclude)
+        if number is not None and lang == "en":
+            for m in cands:
+                if (number == "pl") == is_plural(m.name):
+                    return m
+        return cands[0] if cands else None
+
+    def _antecedents(self, scope: Scope, state: ConversationState,
+                     exclude: set[str]) -> list[Mention]:
+        out: list[Mention] = []
+        seen: set[str] = set()
+
+        def add(m: Mention) -> None:
+            k = m.name.casefold()
+            if k not in seen and k not in exclude:
+                seen.add(k)
+                out.append(m)
+
         allowed: set[str] | None = None
         if scope.guarded:
             allowed = {s.name.casefold() for s in scope.slots}
@@ -198,27 +217,25 @@ class EmbeddedRewriter:
             cands = [rec.focus] if rec.focus is not None else []
             cands += [m for m in rec.entities if not m.is_attribute]
             for m in cands:
-                if m is None or m.name.casefold() in exclude:
-                    continue
                 if allowed is not None and m.name.casefold() not in allowed:
                     continue
-                return m
-        # no user focus in scope: the most recent entity of an in-scope turn
+                add(m)
+        # then the entities of in-scope turns, most recent first
         for t in sorted(scope.turns, reverse=True):
-            ms = [m for m in state.mentions.get(t, ()) if not m.is_attribute
-                  and m.name.casefold() not in exclude]
+            ms = [m for m in state.mentions.get(t, ()) if not m.is_attribute]
             if allowed is not None:
                 ms = [m for m in ms if m.name.casefold() in allowed]
-            if ms:
-                return self._primary(ms)
+            primary = self._primary(ms)
+            if primary is not None:
+                add(primary)
+            for m in ms:
+                add(m)
         if scope.guarded and scope.slots:
-            live = sorted((s for s in scope.slots if s.name.casefold() not in exclude
-                           and s.type != "attribute"),
-                          key=lambda s: (s.by_user, s.last_seen))
-            if live:
-                s = live[-1]
-                return Mention(s.type, s.name, s.name, 0, 0, "slot")
-        return None
+            live = sorted((s for s in scope.slots if s.type != "attribute"),
+                          key=lambda s: (s.by_user, s.last_seen), reverse=True)
+            for s in live:
+                add(Mention(s.type, s.name, s.name, 0, 0, "slot"))
+        return out
 
     @staticmethod
     def _topic(scope: Scope, state: ConversationState, exclude: set[str]) -> Mention | None:
@@ -278,7 +295,9 @@ class EmbeddedRewriter:
                         return self._finish_pronouns(text, lang, scope, state, focus, rules)
                 rules.append("ordinal-unresolved")
 
-        antecedent = self._antecedent(scope, state, present, lang)
+        pm = _EN_PRONOUN.search(text) if lang == "en" else None
+        antecedent = self._antecedent(scope, state, present, lang,
+                                      pronoun_number(pm.group(0)) if pm else None)
         prev = next(iter(self._scoped_user_records(scope, state)), None)
         topic = self._topic(scope, state, present)
         if antecedent is not None and topic is not None and not anchors(antecedent):

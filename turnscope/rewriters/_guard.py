@@ -44,7 +44,7 @@ from turnscope.evaluation import contains_term, normalize
 from turnscope.rewriters._base import RewriteRequest
 from turnscope.scope import render_evidence
 
-__all__ = ["LeakReport", "find_leaks", "scoped_evidence", "CHECKED_TYPES_SKIPPED"]
+__all__ = ["CHECKED_TYPES_SKIPPED", "LeakReport", "find_leaks", "scoped_evidence"]
 
 #: general-extractor types that are not checked (paraphrase noise, see module docstring)
 CHECKED_TYPES_SKIPPED = frozenset({"phrase", "attribute"})

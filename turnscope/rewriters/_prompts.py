@@ -51,21 +51,21 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from turnscope.conversation import ConversationState
-from turnscope.entities import Enumeration, Slot
+from turnscope.entities import Enumeration, Slot, SlotStatus
 from turnscope.rewriters._base import RewriteRequest
 from turnscope.scope import Message, Scope
 
 __all__ = [
+    "CHARS_PER_TOKEN",
     "COUNTERWEIGHT_CLAUSE",
     "LIVENESS_INSTRUCTION",
+    "PROMPT_BUILDERS",
     "REFERENCE_CLASSES",
     "REWRITE_JSON_SCHEMA",
     "SYSTEM_TEMPLATE",
-    "PROMPT_BUILDERS",
     "build_messages",
     "prompt_size",
     "user_content",
-    "CHARS_PER_TOKEN",
 ]
 
 # -- the templates ---------------------------------------------------------------------
@@ -144,10 +144,11 @@ LATEST MESSAGE: {message}
 QUERY LANGUAGE: {language}
 {instruction}"""
 
-#: the sections that only some scopes carry (each ends with a blank line when present)
-RECALLED_SECTION = "EARLIER EXCHANGE THE MESSAGE REFERS TO{key}:\n{turns}\n"
-LISTS_SECTION = "LISTS OFFERED EARLIER:\n{lists}\n"
-SCREEN_SECTION = "SCREEN: {screen}\n"
+#: the sections that only some scopes carry, separated by blank lines when present
+RECALLED_SECTION = "EARLIER EXCHANGE THE MESSAGE REFERS TO{key}:\n{turns}{entities}"
+RECALLED_ENTITIES = "\nENTITIES OF THAT EXCHANGE:\n{slots}"
+LISTS_SECTION = "LISTS OFFERED EARLIER:\n{lists}"
+SCREEN_SECTION = "SCREEN: {screen}"
 
 _NONE = "(none)"
 _LANGUAGES = {"ja": "Japanese", "en": "English"}
@@ -187,7 +188,13 @@ def _render_turns(state: ConversationState, turns: Iterable[int]) -> str:
 
 
 def _render_slots(slots: Sequence[Slot]) -> str:
-    lines = [f"- {s.type}: {s.name} (last mentioned turn {s.last_seen})" for s in slots]
+    lines: list[str] = []
+    seen: set[str] = set()
+    for s in slots:
+        # a name can have an older generation of the same slot; show the thing once
+        if s.key.casefold() not in seen:
+            seen.add(s.key.casefold())
+            lines.append(f"- {s.type}: {s.name} (last mentioned turn {s.last_seen})")
     return "\n".join(lines) or _NONE
 
 
@@ -217,9 +224,9 @@ def _render_screen(scope: Scope) -> str:
 
 
 def _extras(*sections: str) -> str:
-    body = "".join(s for s in sections if s)
-    # a blank line separates the turns from whatever follows them
-    return "\n" + body if body else ""
+    present = [s for s in sections if s]
+    # a blank line before, between and after the optional sections
+    return "\n" + "\n\n".join(present) + "\n" if present else ""
 
 
 def _system(counterweight: bool, *, guarded: bool) -> str:
@@ -277,19 +284,25 @@ def _liveness(request: RewriteRequest, counterweight: bool) -> list[dict[str, st
     """Live slots + recent turns + latest message + the liveness instruction; for the
     ``default`` and ``relevant`` scopes also the recalled exchange and the screen."""
     msg, scope, state = request.message, request.scope, request.state
-    recalled: list[int] = []
+    recalled: set[int] = set()
     for ex in scope.recalled:
-        recalled.extend(t for t in state.exchange_of(ex) if t in scope.turns)
-    recent = [t for t in scope.turns if t not in set(recalled)]
+        recalled.update(t for t in state.exchange_of(ex) if t in scope.turns)
+    recent = [t for t in scope.turns if t not in recalled]
+    # the default policy brings the recalled exchange's (stale or evicted) slots back
+    # with it: they are shown with that exchange, not as live entities
+    live = [s for s in scope.slots if s.status is SlotStatus.LIVE]
+    brought_back = [s for s in scope.slots if s.status is not SlotStatus.LIVE]
     recalled_section = ""
     if recalled:
         key = re.search(r"key='([^']*)'|key=\"([^\"]*)\"", scope.note)
         key_text = next((g for g in key.groups() if g), "") if key else ""
         recalled_section = RECALLED_SECTION.format(
             key=f' (found by topic key "{key_text}")' if key_text else "",
-            turns=_render_turns(state, sorted(set(recalled))))
+            turns=_render_turns(state, sorted(recalled)),
+            entities=RECALLED_ENTITIES.format(slots=_render_slots(brought_back))
+            if brought_back else "")
     user = LIVENESS_TEMPLATE.format(
-        slots=_render_slots(scope.slots),
+        slots=_render_slots(live),
         turns=_render_turns(state, recent),
         extras=_extras(recalled_section, _render_lists(scope.enumerations, set(scope.turns)),
                        _render_screen(scope)),

@@ -1,0 +1,231 @@
+"""``turnscope eval`` (SPEC section 6): the stratified evaluation harness on the command line.
+
+The lead's app calls :func:`register`; nothing here runs at import time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from turnscope._exceptions import TurnscopeError
+from turnscope.cli._common import load_vocabulary, make_cli_rewriter
+
+__all__ = ["DATASET_CHOICES", "DEFAULT_DATASET", "TOPIC_DATASETS", "eval_command", "register"]
+
+#: the follow-up set evaluated when ``--dataset`` is not given
+DEFAULT_DATASET = "bundled"
+#: public sets scored on topic-shift detection instead of rewrites
+TOPIC_DATASETS = ("topiocqa", "tiage")
+#: dataset names besides a path to a JSONL file of follow-up items
+DATASET_CHOICES = (DEFAULT_DATASET, "cast2019", "cast2020", *TOPIC_DATASETS)
+
+
+def _bad(message: str, hint: str | None = None) -> typer.BadParameter:
+    return typer.BadParameter(message, param_hint=hint)
+
+
+def _split_policies(spec: str) -> list[str]:
+    names = [p.strip() for p in spec.split(",") if p.strip()]
+    if not names:
+        raise _bad("name at least one policy, e.g. --policies full,window:2,default",
+                   "--policies")
+    return list(dict.fromkeys(names))
+
+
+def _load_dataset(dataset: str, data_root: Path | None, limit: int | None,
+                  ) -> tuple[list[Any], dict[str, list[str]] | None, bool, str]:
+    """(items, baselines, history_only, label) for a follow-up dataset."""
+    from turnscope._items import FollowUpItem, load_items
+    from turnscope.evaluation import bundled_items
+
+    if dataset == DEFAULT_DATASET:
+        items: list[Any] = bundled_items()
+        return items[:limit] if limit else items, None, False, "bundled follow-up set"
+    if dataset in ("cast2019", "cast2020"):
+        from turnscope.datasets import cast_baselines, load_cast
+
+        raw = load_cast(int(dataset[4:]), data_root)
+        raw = raw[:limit] if limit else raw
+        items = [FollowUpItem.model_validate(d) for d in raw]
+        # SPEC section 7: the project's rewrites beside the set's own baselines
+        return items, cast_baselines(raw), True, f"TREC CAsT {dataset[4:]}"
+    path = Path(dataset)
+    if not path.is_file():
+        raise _bad(f"{dataset!r} is neither a file nor one of {', '.join(DATASET_CHOICES)}",
+                   "--dataset")
+    items = load_items(path)
+    return items[:limit] if limit else items, None, False, str(path)
+
+
+def _topic(dataset: str, data_root: Path | None, limit: int | None, resamples: int, seed: int,
+           json_out: Path | None, out: Console, err: Console) -> None:
+    import json
+
+    from turnscope.datasets import load_tiage, load_topiocqa
+    from turnscope.evaluation import print_detection, topic_shift_eval
+
+    convs = load_topiocqa(data_root) if dataset == "topiocqa" else load_tiage(data_root)
+    convs = convs[:limit] if limit else convs
+    label = "TopiOCQA dev" if dataset == "topiocqa" else "TIAGE dev"
+    scores = topic_shift_eval(convs, resamples=resamples, seed=seed, console=err,
+                              progress=err.is_terminal)
+    print_detection(scores, f"{label} ({len(convs)} conversations)", out)
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps({"dataset": label, "conversations": len(convs),
+                                        "detectors": [s.to_json() for s in scores]}, indent=1),
+                            encoding="utf-8")
+
+
+def eval_command(
+    dataset: Annotated[str, typer.Option(
+        help="'bundled' (the shipped follow-up set), 'cast2019', 'cast2020', 'topiocqa', "
+             "'tiage', or a JSONL file of follow-up items.")] = DEFAULT_DATASET,
+    policies: Annotated[str, typer.Option(
+        help="Comma-separated scope policies, e.g. full,window:2,segment:centroid,"
+             "segment:flag,liveness,default.")] = "default",
+    report: Annotated[Path | None, typer.Option(
+        help="Write a self-contained HTML report here (and a PNG of the main chart beside "
+             "it when matplotlib is installed).")] = None,
+    gate: Annotated[str | None, typer.Option(
+        help="A gate TOML file of per-stratum floors, or 'default' for the project's gate. "
+             "Exit code 1 when a stratum misses a bound.")] = None,
+    compare: Annotated[tuple[str, str] | None, typer.Option(
+        help="Two policies A B: decompose the change in the mean into stratum delta x "
+             "share.")] = None,
+    rewriter: Annotated[str, typer.Option(help="embedded or llm.")] = "embedded",
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible base URL (llm).")] = None,
+    model: Annotated[str | None, typer.Option(help="Model name (llm).")] = None,
+    timeout: Annotated[float, typer.Option(help="Seconds per LLM call.")] = 10.0,
+    data_root: Annotated[Path | None, typer.Option(
+        help="Folder of the public data sets (default: $TURNSCOPE_DATA or ../shared/data).")]
+    = None,
+    retriever: Annotated[str, typer.Option(help="hybrid, bm25 or dense.")] = "hybrid",
+    corpus: Annotated[str | None, typer.Option(
+        help="Retrieve every item from this corpus (a JSONL file, a folder of .md/.txt, or a "
+             "bundled name) instead of the bundled corpus of its language.")] = None,
+    vocabulary: Annotated[str | None, typer.Option(
+        help="Entity vocabulary: 'bundled', 'none' or a JSON file (default: bundled, 'none' "
+             "for CAsT).")] = None,
+    limit: Annotated[int | None, typer.Option(
+        min=1, help="Evaluate only the first N items (conversations for topic sets).")] = None,
+    resamples: Annotated[int, typer.Option(min=1, help="Bootstrap resamples.")] = 1000,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+    json_out: Annotated[Path | None, typer.Option(
+        "--json", help="Write every record and figure as JSON here.")] = None,
+) -> None:
+    """Score scope policies per stratum (recall@k, MRR, contamination, coverage and their
+    input twins), each with its share of the set and a bootstrap 95% interval, the mean last.
+
+    Example: turnscope eval --policies full,window:2,default --report report.html --gate default
+    """
+    out = Console()
+    err = Console(stderr=True)
+    try:
+        if dataset in TOPIC_DATASETS:
+            for flag, value in (("--report", report), ("--gate", gate), ("--compare", compare),
+                                ("--corpus", corpus)):
+                if value is not None:
+                    raise _bad(f"{flag} applies to follow-up sets, not to the topic-shift set "
+                               f"{dataset!r}", flag)
+            _topic(dataset, data_root, limit, resamples, seed, json_out, out, err)
+            return
+        _run_followups(dataset, policies, report, gate, compare, rewriter, base_url, model,
+                       timeout, data_root, retriever, corpus, vocabulary, limit, resamples, seed,
+                       json_out, out, err)
+    except TurnscopeError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def _run_followups(dataset: str, policies: str, report: Path | None, gate: str | None,
+                   compare: tuple[str, str] | None, rewriter: str, base_url: str | None,
+                   model: str | None, timeout: float, data_root: Path | None, retriever: str,
+                   corpus: str | None, vocabulary: str | None, limit: int | None,
+                   resamples: int, seed: int, json_out: Path | None, out: Console,
+                   err: Console) -> None:
+    from turnscope.evaluation import (
+        DEFAULT_COMPARE_METRICS,
+        EvalConfig,
+        check_gate,
+        decompose,
+        load_gate,
+        print_decomposition,
+        print_tables,
+        run_eval,
+        write_html,
+        write_json,
+        write_png,
+    )
+    from turnscope.retrieval import bundled_corpus, bundled_corpus_names, load_corpus
+
+    names = _split_policies(policies)
+    if compare is not None:
+        # a comparison needs both sides measured; evaluating them is less surprising
+        # than refusing
+        names += [p for p in compare if p not in names]
+    # the gate is read first: a typo in it should not cost a full evaluation
+    gate_obj = load_gate(gate) if gate is not None else None
+    items, baselines, history_only, label = _load_dataset(dataset, data_root, limit)
+    if not items:
+        raise _bad(f"{label} holds no follow-up items", "--dataset")
+    public = dataset in ("cast2019", "cast2020")
+    vocab = load_vocabulary(vocabulary if vocabulary is not None
+                            else ("none" if public else "bundled"))
+    corp = None
+    if corpus is not None:
+        corp = (bundled_corpus(corpus) if corpus in bundled_corpus_names()
+                else load_corpus(corpus))
+    config = EvalConfig(policies=tuple(names), retriever=retriever, corpus=corp,
+                        vocabulary=vocab, resamples=resamples, seed=seed,
+                        history_only=history_only)
+    rw = make_cli_rewriter(rewriter, base_url, model, timeout)
+    rw_name = "embedded" if rw is None else str(getattr(rw, "name", rewriter))
+    result = run_eval(items, config, rewriter=rw, rewriter_name=rw_name, baselines=baselines,
+                      dataset=label, console=err, progress=err.is_terminal)
+    print_tables(result, out)
+
+    decompositions = []
+    if compare is not None:
+        for metric in DEFAULT_COMPARE_METRICS:
+            if all(result.policy(p).figure("mean", metric) is not None for p in compare):
+                d = decompose(result, compare[0], compare[1], metric)
+                print_decomposition(d, out)
+                decompositions.append(d)
+
+    failures = check_gate(gate_obj, result) if gate_obj is not None else None
+    if report is not None:
+        page = write_html(result, report, decompositions=decompositions, gate_failures=failures)
+        png = write_png(result, report.with_suffix(".png"))
+        err.print(f"wrote {page}" + (f" and {png}" if png else ""))
+    if json_out is not None:
+        write_json(result, json_out, gate_failures=failures, decompositions=decompositions)
+        err.print(f"wrote {json_out}")
+    if gate_obj is not None and failures is not None:
+        _report_gate(gate_obj.source, failures, out)
+
+
+def _report_gate(source: str, failures: Sequence[Any], out: Console) -> None:
+    if not failures:
+        out.print(f"[green]gate passed[/green] ({source}): every stratum meets its bounds")
+        return
+    for f in failures:
+        out.print(f"[red]gate[/red] {f.message}")
+    strata = list(dict.fromkeys(f.stratum for f in failures))
+    out.print(f"[red bold]gate failed[/red bold] ({source}): {len(failures)} bound(s) missed "
+              f"in stratum {', '.join(strata)}")
+    raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``eval`` command to ``app``.
+
+    >>> import typer
+    >>> app = typer.Typer()
+    >>> register(app)
+    """
+    app.command("eval")(eval_command)

@@ -1,0 +1,526 @@
+"""Reporting: terminal tables, the share-weighted decomposition, and a self-contained HTML page.
+
+Every figure is shown per stratum with its share of the set and its bootstrap
+interval, the mean last (SPEC section 5). The HTML report draws its charts as
+inline SVG and carries its own CSS, so it opens in a browser with no network
+and no JavaScript.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from turnscope._exceptions import ConfigError, InputError
+from turnscope.evaluation._bootstrap import Interval
+from turnscope.evaluation._gate import GateFailure
+from turnscope.evaluation._metrics import ItemRecord, get_metric
+from turnscope.evaluation._runner import MEAN, EvalResult, PolicyResult, stratum_order
+
+__all__ = [
+    "DEFAULT_CHART_METRICS",
+    "DEFAULT_COMPARE_METRICS",
+    "DEFAULT_FAILURE_RANK",
+    "Decomposition",
+    "DecompositionRow",
+    "decompose",
+    "is_failure",
+    "print_decomposition",
+    "print_tables",
+    "render_html",
+    "write_html",
+    "write_json",
+    "write_png",
+]
+
+#: metrics charted in the HTML report (those with figures), in this order
+DEFAULT_CHART_METRICS: tuple[str, ...] = (
+    "R@5", "MRR", "contamination", "coverage", "input_contamination", "input_coverage",
+)
+#: metrics ``--compare`` decomposes
+DEFAULT_COMPARE_METRICS: tuple[str, ...] = ("R@5", "contamination", "coverage")
+#: an item whose best gold passage ranks below this counts as a retrieval failure
+DEFAULT_FAILURE_RANK = 5
+#: Okabe-Ito: distinguishable with the common colour-vision deficiencies
+_PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
+            "#000000")
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.2f}"
+
+
+def _ci(iv: Interval) -> str:
+    return f"[{iv.low:.2f}, {iv.high:.2f}]"
+
+
+def _metrics_with_figures(result: EvalResult, wanted: Sequence[str]) -> list[str]:
+    return [m for m in wanted
+            if any(p.figure(MEAN, m) is not None for p in result.policies)]
+
+
+def _all_strata(result: EvalResult) -> list[str]:
+    seen: set[str] = set()
+    for p in result.policies:
+        seen.update(p.strata)
+    return stratum_order(sorted(seen)) + [MEAN]
+
+
+# ---------------------------------------------------------------------- terminal
+
+
+def _cell(iv: Interval | None) -> Text:
+    if iv is None:
+        return Text("–", style="dim")
+    out = Text(_fmt(iv.value))
+    out.append("\n" + _ci(iv), style="dim")
+    return out
+
+
+def _policy_table(p: PolicyResult, metrics: Sequence[str], title: str) -> Table:
+    table = Table(title=title, title_justify="left", show_lines=False, pad_edge=False)
+    table.add_column("stratum", no_wrap=True)
+    table.add_column("n", justify="right")
+    table.add_column("share", justify="right")
+    for m in metrics:
+        arrow = "↑" if get_metric(m).higher_is_better else "↓"
+        table.add_column(f"{m} {arrow}", justify="right")
+    for row in p.rows:
+        style = "bold" if row.stratum == MEAN else ""
+        table.add_row(row.stratum, str(row.n), f"{row.share:.0%}",
+                      *[_cell(row.figures.get(m)) for m in metrics],
+                      style=style, end_section=row.stratum == p.rows[-2].stratum
+                      if len(p.rows) > 1 else False)
+    return table
+
+
+def _side_by_side(result: EvalResult, metric: str) -> Table:
+    arrow = "higher" if get_metric(metric).higher_is_better else "lower"
+    table = Table(title=f"{metric} by stratum and policy ({arrow} is better)",
+                  title_justify="left", pad_edge=False)
+    table.add_column("stratum", no_wrap=True)
+    table.add_column("share", justify="right")
+    for p in result.policies:
+        table.add_column(p.policy, justify="right")
+    strata = _all_strata(result)
+    first = result.policies[0]
+    for s in strata:
+        row = first.row(s)
+        share = f"{row.share:.0%}" if row is not None else "–"
+        table.add_row(s, share, *[_cell(p.figure(s, metric)) for p in result.policies],
+                      style="bold" if s == MEAN else "", end_section=s == strata[-2]
+                      if len(strata) > 1 else False)
+    return table
+
+
+def print_tables(result: EvalResult, console: Console | None = None,
+                 metrics: Sequence[str] | None = None) -> None:
+    """Print one table per policy (every metric, per stratum, mean last) and, with several
+    policies, a side-by-side table per charted metric.
+
+    >>> print_tables(run_eval(items, EvalConfig(policies=("full", "default"))))  # doctest: +SKIP
+    """
+    con = console or Console()
+    shown = _metrics_with_figures(result, metrics or result.metrics)
+    retr = f", retriever {result.retriever}" if result.retriever else ""
+    for p in result.policies:
+        n = len(p.records)
+        con.print(_policy_table(
+            p, shown, f"{result.dataset} · policy {p.policy} · rewriter {result.rewriter}"
+                      f"{retr} · {n} items · value and 95% bootstrap interval"))
+        con.print()
+    if len(result.policies) > 1:
+        for m in _metrics_with_figures(result, DEFAULT_CHART_METRICS):
+            con.print(_side_by_side(result, m))
+            con.print()
+    for note in result.notes:
+        con.print(f"[yellow]note:[/yellow] {note}")
+
+
+# ------------------------------------------------------------------ decomposition
+
+
+@dataclass(frozen=True)
+class DecompositionRow:
+    stratum: str
+    share: float
+    a: float
+    b: float
+
+    @property
+    def delta(self) -> float:
+        return self.b - self.a
+
+    @property
+    def contribution(self) -> float:
+        """The stratum's delta weighted by its share: what it moves the mean by."""
+        return self.delta * self.share
+
+
+@dataclass(frozen=True)
+class Decomposition:
+    """The change of a metric's mean from policy ``a`` to ``b``, stratum by stratum.
+
+    ``predicted`` is the sum of the rows' contributions; ``actual`` the change in the
+    mean. With the set's own shares the two agree up to rounding (the mean *is* the
+    share-weighted sum of stratum means); a gap means the shares came from elsewhere.
+    """
+
+    metric: str
+    a: str
+    b: str
+    rows: tuple[DecompositionRow, ...]
+    actual: float
+
+    @property
+    def predicted(self) -> float:
+        return sum(r.contribution for r in self.rows)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "metric": self.metric, "a": self.a, "b": self.b,
+            "rows": [{"stratum": r.stratum, "share": r.share, "a": r.a, "b": r.b,
+                      "delta": r.delta, "contribution": r.contribution} for r in self.rows],
+            "predicted": self.predicted, "actual": self.actual,
+        }
+
+
+def decompose(result: EvalResult, a: str, b: str, metric: str) -> Decomposition:
+    """Decompose the change in ``metric``'s mean from policy ``a`` to ``b`` into stratum
+    delta × share.
+
+    Only items the metric scores under both policies count, so shares and means refer
+    to one population.
+
+    >>> d = decompose(result, "full", "window:2", "R@5")             # doctest: +SKIP
+    >>> round(d.predicted, 6) == round(d.actual, 6)                  # doctest: +SKIP
+    True
+    """
+    get_metric(metric)
+    pa, pb = result.policy(a), result.policy(b)
+    if [r.id for r in pa.records] != [r.id for r in pb.records]:
+        raise InputError(f"policies {a!r} and {b!r} were run on different items")
+    va, vb = pa.scores.get(metric), pb.scores.get(metric)
+    if va is None or vb is None:
+        raise ConfigError(f"metric {metric!r} was not computed for both {a!r} and {b!r}")
+    both = [i for i in range(len(pa.records)) if va[i] is not None and vb[i] is not None]
+    if not both:
+        raise InputError(f"{metric} applies to no item under both {a!r} and {b!r}")
+    groups: dict[str, list[int]] = {}
+    for i in both:
+        groups.setdefault(pa.records[i].stratum, []).append(i)
+    rows = []
+    for s in stratum_order(list(groups)):
+        idx = groups[s]
+        mean_a = sum(float(va[i] or 0.0) for i in idx) / len(idx)
+        mean_b = sum(float(vb[i] or 0.0) for i in idx) / len(idx)
+        rows.append(DecompositionRow(s, len(idx) / len(both), mean_a, mean_b))
+    actual = (sum(float(vb[i] or 0.0) for i in both) - sum(float(va[i] or 0.0) for i in both)) \
+        / len(both)
+    return Decomposition(metric, a, b, tuple(rows), actual)
+
+
+def print_decomposition(d: Decomposition, console: Console | None = None) -> None:
+    """Print a decomposition as a table: share, A, B, delta, delta × share; sum vs actual."""
+    con = console or Console()
+    table = Table(title=f"{d.metric}: {d.a} → {d.b}, change in the mean by stratum",
+                  title_justify="left", pad_edge=False)
+    for col in ("stratum", "share", d.a, d.b, "delta", "delta × share"):
+        table.add_column(col, justify="left" if col == "stratum" else "right", no_wrap=True)
+    for r in d.rows:
+        table.add_row(r.stratum, f"{r.share:.0%}", _fmt(r.a), _fmt(r.b), f"{r.delta:+.3f}",
+                      f"{r.contribution:+.3f}")
+    table.add_section()
+    table.add_row("sum of delta × share", "", "", "", "", f"{d.predicted:+.3f}", style="bold")
+    table.add_row("actual change in the mean", "", "", "", "", f"{d.actual:+.3f}", style="bold")
+    con.print(table)
+
+
+# ------------------------------------------------------------------------- HTML
+
+
+def is_failure(record: ItemRecord, rank: int = DEFAULT_FAILURE_RANK) -> bool:
+    """Whether a record belongs in the failures table: an error, a gold passage outside the
+    top ``rank``, a forbidden term in the rewrite, or a required term missing."""
+    if record.error is not None:
+        return True
+    if record.checks_scored and (record.forbidden_hits or record.required_missing):
+        return True
+    if record.gold and record.hits is not None:
+        g = record.gold_rank
+        return g is None or g > rank
+    return False
+
+
+def _e(x: object) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def _svg_chart(result: EvalResult, metric: str) -> str:
+    """A grouped bar chart: one group per stratum (mean last), one bar per policy, with
+    the interval as an error bar and the exact figures in a hover title."""
+    strata = _all_strata(result)
+    pols = result.policies
+    bar_w, gap, left, top, plot_h, bottom = 12, 16, 44, 28, 200, 110
+    group_w = bar_w * len(pols) + gap
+    width = left + group_w * len(strata) + 20
+    height = top + plot_h + bottom
+    lower = not get_metric(metric).higher_is_better
+    title = f"{metric} ({'lower' if lower else 'higher'} is better)"
+    parts = [f'<svg role="img" width="{width}" '
+             f'height="{height}" viewBox="0 0 {width} {height}" aria-label="{_e(title)}">',
+             f'<text x="{left}" y="16" class="t">{_e(title)}</text>']
+
+    def y(v: float) -> float:
+        return top + plot_h * (1.0 - max(0.0, min(1.0, v)))
+
+    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
+        parts.append(f'<line x1="{left}" x2="{width - 10}" y1="{y(tick):.1f}" '
+                     f'y2="{y(tick):.1f}" class="grid"/>')
+        parts.append(f'<text x="{left - 6}" y="{y(tick) + 4:.1f}" class="ax" '
+                     f'text-anchor="end">{tick:.2f}</text>')
+    for gi, s in enumerate(strata):
+        gx = left + gi * group_w + gap / 2
+        if s == MEAN:
+            parts.append(f'<rect x="{gx - gap / 2:.1f}" y="{top}" width="{group_w}" '
+                         f'height="{plot_h}" class="meanbg"/>')
+        for pi, p in enumerate(pols):
+            iv = p.figure(s, metric)
+            if iv is None:
+                continue
+            x = gx + pi * bar_w
+            colour = _PALETTE[pi % len(_PALETTE)]
+            tip = (f"{p.policy} · {s}: {iv.value:.3f} [{iv.low:.3f}, {iv.high:.3f}], "
+                   f"n={iv.n}")
+            parts.append(f'<rect x="{x:.1f}" y="{y(iv.value):.1f}" width="{bar_w - 2}" '
+                         f'height="{y(0) - y(iv.value):.1f}" fill="{colour}">'
+                         f'<title>{_e(tip)}</title></rect>')
+            cx = x + (bar_w - 2) / 2
+            parts.append(f'<line x1="{cx:.1f}" x2="{cx:.1f}" y1="{y(iv.high):.1f}" '
+                         f'y2="{y(iv.low):.1f}" class="err"/>')
+        lx = gx + (bar_w * len(pols)) / 2
+        ly = top + plot_h + 12
+        parts.append(f'<text x="{lx:.1f}" y="{ly}" class="ax" text-anchor="end" '
+                     f'transform="rotate(-35 {lx:.1f} {ly})">{_e(s)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _legend(result: EvalResult) -> str:
+    items = "".join(
+        f'<span class="lg"><span class="sw" style="background:{_PALETTE[i % len(_PALETTE)]}">'
+        f'</span>{_e(p.policy)}</span>' for i, p in enumerate(result.policies))
+    return f'<div class="legend">{items}</div>'
+
+
+def _figure_table(result: EvalResult, metric: str) -> str:
+    head = "".join(f"<th>{_e(p.policy)}</th>" for p in result.policies)
+    rows = []
+    first = result.policies[0]
+    for s in _all_strata(result):
+        row = first.row(s)
+        share = f"{row.share:.0%}" if row is not None else "–"
+        cells = []
+        for p in result.policies:
+            iv = p.figure(s, metric)
+            cells.append("<td>–</td>" if iv is None else
+                         f"<td>{_fmt(iv.value)} <span class=ci>{_ci(iv)}</span></td>")
+        cls = ' class="mean"' if s == MEAN else ""
+        rows.append(f"<tr{cls}><th>{_e(s)}</th><td>{share}</td>{''.join(cells)}</tr>")
+    return (f"<table><thead><tr><th>stratum</th><th>share</th>{head}</tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>")
+
+
+def _decomposition_html(d: Decomposition) -> str:
+    rows = "".join(
+        f"<tr><th>{_e(r.stratum)}</th><td>{r.share:.0%}</td><td>{_fmt(r.a)}</td>"
+        f"<td>{_fmt(r.b)}</td><td>{r.delta:+.3f}</td><td>{r.contribution:+.3f}</td></tr>"
+        for r in d.rows)
+    return (f"<h3>{_e(d.metric)}: {_e(d.a)} → {_e(d.b)}</h3><table><thead><tr><th>stratum</th>"
+            f"<th>share</th><th>{_e(d.a)}</th><th>{_e(d.b)}</th><th>delta</th>"
+            f"<th>delta × share</th></tr></thead><tbody>{rows}"
+            f'<tr class="mean"><th>sum of delta × share</th><td colspan=4></td>'
+            f"<td>{d.predicted:+.3f}</td></tr>"
+            f'<tr class="mean"><th>actual change in the mean</th><td colspan=4></td>'
+            f"<td>{d.actual:+.3f}</td></tr></tbody></table>")
+
+
+def _failures_html(p: PolicyResult, rank: int) -> str:
+    fails = [r for r in p.records if is_failure(r, rank)]
+    if not fails:
+        return (f"<details><summary>{_e(p.policy)}: no failures</summary></details>")
+    rows = []
+    for r in fails:
+        g = r.gold_rank
+        gold = "–" if not r.gold or r.hits is None else ("not retrieved" if g is None else str(g))
+        query = _e(r.query) if r.error is None else f'<span class="bad">{_e(r.error)}</span>'
+        rows.append(
+            f"<tr><td>{_e(r.id)}</td><td>{_e(r.stratum)}</td><td>{_e(r.follow_up)}</td>"
+            f"<td>{query}</td><td class=bad>{_e(', '.join(r.forbidden_hits))}</td>"
+            f"<td class=bad>{_e(', '.join(r.required_missing))}</td><td>{gold}</td></tr>")
+    return (f"<details><summary>{_e(p.policy)}: {len(fails)} of {len(p.records)} items "
+            f"failed</summary><table class=fail><thead><tr><th>id</th><th>stratum</th>"
+            f"<th>follow-up</th><th>rewrite</th><th>forbidden terms hit</th>"
+            f"<th>required terms missed</th><th>gold rank</th></tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table></details>")
+
+
+_CSS = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;
+max-width:1200px;padding:0 16px;color:#1b1b1b}
+h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd}
+h3{font-size:15px}
+table{border-collapse:collapse;margin:8px 0 16px;font-variant-numeric:tabular-nums}
+th,td{border-bottom:1px solid #e5e5e5;padding:3px 8px;text-align:right;vertical-align:top}
+thead th{background:#f4f4f4}tbody th{text-align:left;font-weight:normal}
+tr.mean th,tr.mean td{font-weight:bold;border-top:2px solid #999}
+.ci{color:#777;font-size:12px}
+table.fail td{text-align:left;max-width:320px;overflow-wrap:anywhere}
+.bad{color:#b00020}.ok{color:#1a7f37}
+.chart{overflow-x:auto;margin:8px 0 4px}
+svg .t{font-size:13px;font-weight:bold}svg .ax{font-size:11px;fill:#333}
+svg .grid{stroke:#e3e3e3}svg .err{stroke:#222;stroke-width:1}
+svg .meanbg{fill:#f6f6f6}
+.legend{margin:4px 0 12px}.lg{margin-right:16px;white-space:nowrap}
+.sw{display:inline-block;width:12px;height:12px;margin-right:5px;vertical-align:-1px}
+.meta{color:#555}summary{cursor:pointer;margin:6px 0}
+"""
+
+
+def render_html(
+    result: EvalResult,
+    *,
+    decompositions: Sequence[Decomposition] = (),
+    gate_failures: Sequence[GateFailure] | None = None,
+    failure_rank: int = DEFAULT_FAILURE_RANK,
+) -> str:
+    """The report as one HTML string: no external resource, no script.
+
+    >>> page = render_html(result)                     # doctest: +SKIP
+    >>> "<svg" in page and "https://" not in page      # doctest: +SKIP
+    True
+    """
+    n = len(result.policies[0].records) if result.policies else 0
+    meta = (f"dataset <b>{_e(result.dataset)}</b> · {n} items · rewriter "
+            f"<b>{_e(result.rewriter)}</b>"
+            + (f" · retriever <b>{_e(result.retriever)}</b>" if result.retriever else "")
+            + f" · policies {_e(', '.join(result.policy_names))}")
+    out = ["<!DOCTYPE html><html lang=en><head><meta charset=utf-8>",
+           "<meta name=viewport content='width=device-width,initial-scale=1'>",
+           f"<title>turnscope eval · {_e(result.dataset)}</title><style>{_CSS}</style>",
+           "</head><body>",
+           "<h1>turnscope evaluation</h1>", f'<p class="meta">{meta}</p>',
+           "<p>Every figure is per stratum with its share of the set and a 95% bootstrap "
+           "interval; the mean comes last. Hover a bar for its exact value.</p>"]
+    for note in result.notes:
+        out.append(f'<p class="bad">note: {_e(note)}</p>')
+    if gate_failures is not None:
+        out.append("<h2>Gate</h2>")
+        if gate_failures:
+            out.append("<ul>" + "".join(f'<li class="bad">{_e(f.message)}</li>'
+                                        for f in gate_failures) + "</ul>")
+        else:
+            out.append('<p class="ok">passed: every stratum meets its bounds</p>')
+    charted = _metrics_with_figures(result, DEFAULT_CHART_METRICS)
+    if charted:
+        out.append("<h2>Figures by stratum and policy</h2>")
+        out.append(_legend(result))
+    for m in charted:
+        out.append(f'<div class="chart">{_svg_chart(result, m)}</div>')
+        out.append(_figure_table(result, m))
+    if decompositions:
+        out.append("<h2>Change in the mean, decomposed</h2>")
+        out.extend(_decomposition_html(d) for d in decompositions)
+    out.append(f"<h2>Failures per policy</h2><p>Items with a forbidden term in the rewrite, a "
+               f"required term missing, or no gold passage in the top {failure_rank}.</p>")
+    out.extend(_failures_html(p, failure_rank) for p in result.policies)
+    out.append("</body></html>")
+    return "\n".join(out)
+
+
+def write_html(
+    result: EvalResult,
+    path: str | Path,
+    *,
+    decompositions: Sequence[Decomposition] = (),
+    gate_failures: Sequence[GateFailure] | None = None,
+    failure_rank: int = DEFAULT_FAILURE_RANK,
+) -> Path:
+    """Write :func:`render_html` to ``path`` (parents created) and return it."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    page = render_html(result, decompositions=decompositions, gate_failures=gate_failures,
+                       failure_rank=failure_rank)
+    p.write_text(page, encoding="utf-8")
+    return p
+
+
+def write_json(result: EvalResult, path: str | Path,
+               *, gate_failures: Sequence[GateFailure] | None = None,
+               decompositions: Sequence[Decomposition] = ()) -> Path:
+    """Write every record, per-item value and per-stratum figure as JSON."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    data = result.to_json()
+    if gate_failures is not None:
+        data["gate"] = {"passed": not gate_failures,
+                        "failures": [f.to_json() for f in gate_failures]}
+    if decompositions:
+        data["decompositions"] = [d.to_json() for d in decompositions]
+    p.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    return p
+
+
+def write_png(result: EvalResult, path: str | Path, metric: str | None = None) -> Path | None:
+    """The main chart (``R@5``, or the first charted metric) as a PNG, if matplotlib is
+    importable; ``None`` otherwise (the HTML report does not need it)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")  # no display in CI
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    charted = _metrics_with_figures(result, DEFAULT_CHART_METRICS)
+    m = metric or (charted[0] if charted else None)
+    if m is None:
+        return None
+    strata = _all_strata(result)
+    pols = result.policies
+    width = 0.8 / max(1, len(pols))
+    fig, ax = plt.subplots(figsize=(max(8.0, 0.9 * len(strata) + 2), 4.5))
+    for pi, p in enumerate(pols):
+        xs, vals, lo, hi = [], [], [], []
+        for si, s in enumerate(strata):
+            iv = p.figure(s, m)
+            if iv is None:
+                continue
+            xs.append(si - 0.4 + width * (pi + 0.5))
+            vals.append(iv.value)
+            lo.append(iv.value - iv.low)
+            hi.append(iv.high - iv.value)
+        ax.bar(xs, vals, width * 0.92, yerr=[lo, hi], capsize=0,
+               color=_PALETTE[pi % len(_PALETTE)], label=p.policy,
+               error_kw={"elinewidth": 0.8})
+    ax.set_xticks(range(len(strata)))
+    ax.set_xticklabels(strata, rotation=35, ha="right")
+    ax.set_ylim(0, 1.0)
+    better = "higher" if get_metric(m).higher_is_better else "lower"
+    ax.set_title(f"{m} by stratum and policy ({better} is better) · {result.dataset}")
+    ax.grid(axis="y", color="#e3e3e3")
+    ax.set_axisbelow(True)
+    ax.legend(ncol=min(len(pols), 6), fontsize=8, loc="upper center",
+              bbox_to_anchor=(0.5, -0.32))
+    fig.tight_layout()
+    p_out = Path(path)
+    p_out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(p_out, dpi=120)
+    plt.close(fig)
+    return p_out
