@@ -6,7 +6,7 @@ from pathlib import Path
 
 from turnscope.entities import EntityExtractor
 from turnscope.rewriters import Rewriter, make_rewriter
-from turnscope.rewriters._llm import DEFAULT_TIMEOUT
+from turnscope.rewriters._factory import DEFAULT_TIMEOUT
 
 __all__ = ["rewriter_from_options"]
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -77,67 +78,85 @@ def _all_strata(result: EvalResult) -> list[str]:
 
 
 def _cell(iv: Interval | None) -> Text:
+    # value over its interval: two short lines keep eight columns inside 80 characters
     if iv is None:
         return Text("–", style="dim")
     out = Text(_fmt(iv.value))
-    out.append("\n" + _ci(iv), style="dim")
+    # ".35–.74": the leading zero dropped so six policies fit in 80 columns
+    out.append(f"\n{_short(iv.low)}–{_short(iv.high)}", style="dim")
     return out
 
 
+def _short(x: float) -> str:
+    return f"{x:.2f}".removeprefix("0")
+
+
+def _table(title: str) -> Table:
+    return Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+                 collapse_padding=True, show_edge=False)
+
+
 def _policy_table(p: PolicyResult, metrics: Sequence[str], title: str) -> Table:
-    table = Table(title=title, title_justify="left", show_lines=False, pad_edge=False)
+    table = _table(title)
     table.add_column("stratum", no_wrap=True)
     table.add_column("n", justify="right")
     table.add_column("share", justify="right")
     for m in metrics:
         arrow = "↑" if get_metric(m).higher_is_better else "↓"
-        table.add_column(f"{m} {arrow}", justify="right")
+        table.add_column(f"{m} {arrow}", justify="right", overflow="fold")
     for row in p.rows:
-        style = "bold" if row.stratum == MEAN else ""
+        if row.stratum == MEAN:
+            table.add_section()
         table.add_row(row.stratum, str(row.n), f"{row.share:.0%}",
                       *[_cell(row.figures.get(m)) for m in metrics],
-                      style=style, end_section=row.stratum == p.rows[-2].stratum
-                      if len(p.rows) > 1 else False)
+                      style="bold" if row.stratum == MEAN else "")
     return table
 
 
 def _side_by_side(result: EvalResult, metric: str) -> Table:
-    arrow = "higher" if get_metric(metric).higher_is_better else "lower"
-    table = Table(title=f"{metric} by stratum and policy ({arrow} is better)",
-                  title_justify="left", pad_edge=False)
+    better = "higher" if get_metric(metric).higher_is_better else "lower"
+    table = _table(f"{metric} by stratum and policy ({better} is better; value over its 95% "
+                   f"interval)")
     table.add_column("stratum", no_wrap=True)
     table.add_column("share", justify="right")
     for p in result.policies:
-        table.add_column(p.policy, justify="right")
-    strata = _all_strata(result)
+        table.add_column(p.policy, justify="right", overflow="fold")
     first = result.policies[0]
-    for s in strata:
+    for s in _all_strata(result):
         row = first.row(s)
+        if s == MEAN:
+            table.add_section()
         share = f"{row.share:.0%}" if row is not None else "–"
         table.add_row(s, share, *[_cell(p.figure(s, metric)) for p in result.policies],
-                      style="bold" if s == MEAN else "", end_section=s == strata[-2]
-                      if len(strata) > 1 else False)
+                      style="bold" if s == MEAN else "")
     return table
 
 
 def print_tables(result: EvalResult, console: Console | None = None,
                  metrics: Sequence[str] | None = None) -> None:
-    """Print one table per policy (every metric, per stratum, mean last) and, with several
-    policies, a side-by-side table per charted metric.
+    """Print the figures per stratum, mean last, each over its 95% interval.
+
+    One policy: a table of retrieval metrics and a table of rewrite and input checks.
+    Several policies: one side-by-side table (strata × policies) per metric.
 
     >>> print_tables(run_eval(items, EvalConfig(policies=("full", "default"))))  # doctest: +SKIP
     """
     con = console or Console()
     shown = _metrics_with_figures(result, metrics or result.metrics)
-    retr = f", retriever {result.retriever}" if result.retriever else ""
-    for p in result.policies:
-        n = len(p.records)
-        con.print(_policy_table(
-            p, shown, f"{result.dataset} · policy {p.policy} · rewriter {result.rewriter}"
-                      f"{retr} · {n} items · value and 95% bootstrap interval"))
-        con.print()
-    if len(result.policies) > 1:
-        for m in _metrics_with_figures(result, DEFAULT_CHART_METRICS):
+    retr = f" · retriever {result.retriever}" if result.retriever else ""
+    n = len(result.policies[0].records) if result.policies else 0
+    con.print(f"[bold]{result.dataset}[/bold] · {n} items · rewriter {result.rewriter}{retr} · "
+              f"policies {', '.join(result.policy_names)}")
+    con.print()
+    if len(result.policies) == 1:
+        p = result.policies[0]
+        for kind, label in (("retrieval", "retrieval"), ("item", "rewrite and input checks")):
+            group = [m for m in shown if get_metric(m).kind == kind]
+            if group:
+                con.print(_policy_table(p, group, f"policy {p.policy} · {label}"))
+                con.print()
+    else:
+        for m in shown:
             con.print(_side_by_side(result, m))
             con.print()
     for note in result.notes:
@@ -511,7 +530,7 @@ def write_png(result: EvalResult, path: str | Path, metric: str | None = None) -
                error_kw={"elinewidth": 0.8})
     ax.set_xticks(range(len(strata)))
     ax.set_xticklabels(strata, rotation=35, ha="right")
-    ax.set_ylim(0, 1.0)
+    ax.set_ylim(0, 1.05)  # room for intervals that reach 1
     better = "higher" if get_metric(m).higher_is_better else "lower"
     ax.set_title(f"{m} by stratum and policy ({better} is better) · {result.dataset}")
     ax.grid(axis="y", color="#e3e3e3")

@@ -255,17 +255,26 @@ def find_ordinal_span(text: str, lang: str) -> tuple[int, int, Ordinal] | None:
 
 
 def _topic_key(text: str, lang: str, mentions: Sequence[Mention]) -> str | None:
-    named = [m for m in mentions if not m.is_attribute]
-    if named:
-        return named[0].surface
+    for m in mentions:
+        if m.is_attribute:
+            continue
+        words = [w for w in m.surface.split() if w.lower() not in _VAGUE]
+        if words:
+            return " ".join(words)
     if lang == "ja":
         m = re.search(r"([^\s、。？?]{2,20}?)(?:の話|について|のこと|の件)", text)
         return m.group(1) if m else None
     m = _TOPIC_EN.search(text)
     if not m:
         return None
-    words = [w for w in _WORD.findall(m.group("key")) if w.lower() not in FUNCTION_WORDS]
+    words = [w for w in _WORD.findall(m.group("key"))
+             if w.lower() not in FUNCTION_WORDS and w.lower() not in _VAGUE]
     return " ".join(words[:4]) or None
+
+
+#: words that name no topic ("back to the key thing" is about *key*)
+_VAGUE = frozenset("thing things stuff question questions part bit topic issue one ones point "
+                   "discussion conversation said mentioned talked asked told".split())
 
 
 def classify(text: str, lang: str, mentions: Sequence[Mention], *,

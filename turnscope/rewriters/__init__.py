@@ -1,11 +1,15 @@
 """Rewriters: the embedded (offline) one and backends for LLM servers."""
 
+from typing import TYPE_CHECKING
+
 from turnscope.rewriters._base import EMBEDDED, Rewriter, RewriteRequest, RewriteResult
 from turnscope.rewriters._embedded import EmbeddedRewriter
 from turnscope.rewriters._factory import REWRITER_KINDS, make_rewriter
 from turnscope.rewriters._guard import LeakReport, find_leaks
-from turnscope.rewriters._llm import LLMRewriter, ResponseCache
 from turnscope.rewriters._prompts import build_messages, prompt_size
+
+if TYPE_CHECKING:
+    from turnscope.rewriters._llm import LLMRewriter, ResponseCache
 
 __all__ = [
     "EMBEDDED",
@@ -22,3 +26,13 @@ __all__ = [
     "make_rewriter",
     "prompt_size",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # the LLM backend pulls in httpx (an optional extra) and costs import time that
+    # sessions using the embedded rewriter should not pay: load it on first use
+    if name in ("LLMRewriter", "ResponseCache"):
+        from turnscope.rewriters import _llm
+
+        return getattr(_llm, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

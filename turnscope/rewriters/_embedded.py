@@ -37,7 +37,7 @@ from turnscope.entities import EntityExtractor, Enumeration, Mention
 from turnscope.entities._lexicon import ANAPHORS, is_plural, pronoun_number
 from turnscope.references import Cue, ReferenceClass, anchors, find_ordinal_span
 from turnscope.rewriters._base import EMBEDDED, RewriteRequest, RewriteResult
-from turnscope.scope import Scope
+from turnscope.scope import Message, Scope
 
 __all__ = ["EmbeddedRewriter"]
 
@@ -237,6 +237,25 @@ class EmbeddedRewriter:
                 add(Mention(s.type, s.name, s.name, 0, 0, "slot"))
         return out
 
+    def _parallel_records(self, scope: Scope, state: ConversationState,
+                          now: int) -> list[ResolvedTurn]:
+        """Earlier questions an elliptical one may be parallel to, newest first: those in
+        scope, then (guarded scopes) older ones whose entities are not terminal, within
+        the eviction horizon (bounded, so a turn's cost does not grow)."""
+        out = self._scoped_user_records(scope, state)
+        if not scope.guarded:
+            return out
+        seen = {r.turn for r in out}
+        horizon = 2 * state.slots.config.evict_after
+        for t in range(now - 1, max(0, now - horizon), -1):
+            r = state.resolved.get(t)
+            if r is None or t in seen:
+                continue
+            if any(state.slots.get(m.type, m.name) is not None
+                   for m in r.entities if not m.is_attribute):
+                out.append(r)
+        return out
+
     @staticmethod
     def _topic(scope: Scope, state: ConversationState, exclude: set[str]) -> Mention | None:
         """The conversation topic in force (see :class:`ResolvedTurn`), if still in scope."""
@@ -267,9 +286,8 @@ class EmbeddedRewriter:
     # -- immediate references --------------------------------------------------------
     def _immediate(self, text: str, lang: str, scope: Scope, state: ConversationState, msg: object,
                    rules: list[str]) -> tuple[str, Mention | None]:
-        from turnscope.scope import Message
-
-        assert isinstance(msg, Message)  # internal call, not input validation
+        if not isinstance(msg, Message):  # internal call; keeps mypy precise
+            raise TypeError("msg must be a Message")
         c = msg.classification
         present = {m.name.casefold() for m in msg.mentions}
         focus: Mention | None = None
@@ -304,6 +322,12 @@ class EmbeddedRewriter:
             # a weak centre ("the system") yields to the conversation topic
             antecedent = topic
 
+        # 2'. typed domains: carry the roles the message leaves open from the question it
+        #     is parallel to (the same-type contrast if it names one, else the previous one)
+        typed = self._typed_carry(text, lang, scope, state, msg, rules)
+        if typed is not None:
+            return typed
+
         # 2. elaboration: the subject of the previous exchange
         if Cue.ELABORATION in c.cues and prev is not None:
             subject = self._subject_phrase(prev, lang)
@@ -328,14 +352,15 @@ class EmbeddedRewriter:
         # 4. ellipsis: copy the antecedent question, substitute the contrasted element
         if Cue.ELLIPSIS in c.cues and prev is not None:
             new_ms = [m for m in msg.mentions]
-            one = self._one_anaphora(text, lang, prev)
+            one = self._one_anaphora(text, lang, prev, scope)
             if one is not None:
                 new_ms = [one]
                 rules.append(f"one-anaphora->{one.name}")
-            replaced = self._gapping(prev, new_ms, lang)
-            if replaced is not None:
-                rules.append("ellipsis:gapping")
-                return replaced
+            for rec in self._parallel_records(scope, state, msg.index):
+                replaced = self._gapping(rec, new_ms, lang)
+                if replaced is not None:
+                    rules.append(f"ellipsis:gapping@turn{rec.turn}")
+                    return replaced
             if antecedent is not None and antecedent.name.casefold() not in present:
                 rules.append(f"ellipsis:attach->{antecedent.name}")
                 return self._attach(text, lang, antecedent.name), antecedent
@@ -349,18 +374,93 @@ class EmbeddedRewriter:
         rules.append("unresolved")
         return text, focus
 
+    def _typed_carry(self, text: str, lang: str, scope: Scope, state: ConversationState,
+                     msg: Message, rules: list[str]) -> tuple[str, Mention | None] | None:
+        """Role filling with typed slots.
+
+        A follow-up leaves some roles of the question it continues unsaid ("is it free?"
+        keeps the service, "what about Singapore?" keeps the metric and swaps the region).
+        The question it continues is the latest one that has an entity of a type the
+        message names (a contrast), else the previous one. Every vocabulary entity of that
+        question whose type the message does not fill is carried; in guarded scopes only
+        non-terminal ones. Untyped (general) mentions are left to centring and the topic.
+        """
+        c = msg.classification
+        own = [m for m in self.extractor.extract(text, lang)]
+        own_types = {m.type for m in own if m.source == "vocab"}
+        own_names = {m.name.casefold() for m in own}
+        records = self._parallel_records(scope, state, msg.index)
+        if not records:
+            return None
+        chosen: ResolvedTurn | None = None
+        contrast = False
+        if own_types:
+            for r in records:
+                if any(m.source == "vocab" and m.type in own_types
+                       and m.name.casefold() not in own_names for m in r.entities):
+                    chosen, contrast = r, True
+                    break
+        if chosen is None:
+            chosen = records[0]
+        vocab_ms = [m for m in chosen.entities if m.source == "vocab"]
+        if not vocab_ms:
+            return None
+        carry: list[Mention] = []
+        seen: set[str] = set()
+        for m in vocab_ms:
+            k = m.name.casefold()
+            if m.type in own_types or k in own_names or k in seen:
+                continue
+            if scope.guarded and state.slots.get(m.type, m.name) is None \
+                    and not m.is_attribute:
+                continue  # evicted or superseded: never carried
+            seen.add(k)
+            carry.append(m)
+        if not carry:
+            return None
+        entities = [m for m in carry if not m.is_attribute]
+        attrs = [m for m in carry if m.is_attribute]
+        head = entities[0] if entities else None
+        # the message's own attribute wins over the carried one ("what about rate limits?")
+        if any(m.is_attribute and m.source == "vocab" for m in own):
+            attrs = []
+        if contrast and Cue.ELLIPSIS in c.cues and not (Cue.PRONOUN in c.cues):
+            gap = self._gapping(chosen, [m for m in own if m.source == "vocab"], lang)
+            if gap is not None:
+                rules.append(f"typed:gapping@turn{chosen.turn}")
+                return gap
+        out = text
+        used: list[Mention] = []
+        if head is not None and (Cue.PRONOUN in c.cues or Cue.DEMONSTRATIVE in c.cues):
+            new, n = self._substitute_pronouns(out, lang, head.name, allow_that=True)
+            if n:
+                out = new
+                used.append(head)
+        rest = [m for m in entities + attrs if m not in used]
+        if rest:
+            out = self._attach(out, lang, _join([m.name for m in rest], lang))
+        rules.append(f"typed:carry@turn{chosen.turn}:" + ",".join(m.name for m in used + rest))
+        return out, head or (used[0] if used else None)
+
     def _finish_pronouns(self, text: str, lang: str, scope: Scope, state: ConversationState,
                          focus: Mention | None, rules: list[str]) -> tuple[str, Mention | None]:
         return text, focus
 
-    def _one_anaphora(self, text: str, lang: str, prev: ResolvedTurn) -> Mention | None:
+    def _one_anaphora(self, text: str, lang: str, prev: ResolvedTurn,
+                      scope: Scope | None = None) -> Mention | None:
         """"the reporting one" after "the billing export API": the modifier replaces the
-        antecedent's own modifier and keeps its head noun (N-bar ellipsis)."""
+        antecedent's own modifier and keeps its head noun (N-bar ellipsis); "the hsm ones"
+        picks the entity in scope whose name carries the modifier."""
         if lang != "en":
             return None
-        m = re.search(r"\bthe\s+([a-z][a-z\-]+)\s+one\b", text, re.IGNORECASE)
+        m = re.search(r"\bthe\s+([a-z][a-z\-]+)\s+ones?\b", text, re.IGNORECASE)
         if m is None:
             return None
+        if scope is not None:
+            mod = m.group(1).lower()
+            for sl in (*scope.slots, *scope.stale):
+                if sl.type != "attribute" and mod in sl.name.lower().replace("-", " ").split():
+                    return Mention(sl.type, sl.name, sl.name, 0, 0, "slot")
         for ant in prev.entities:
             words = ant.name.split()
             if ant.is_attribute or len(words) < 2:

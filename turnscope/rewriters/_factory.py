@@ -1,25 +1,41 @@
-"""Build a rewriter from a kind name and options (used by the command line and configs)."""
+"""Build a rewriter from a kind name and options (used by the command line and configs).
+
+The LLM backend's option defaults live here, not in ``_llm``, so that this
+module (and ``import turnscope``) stays cheap and works without the optional
+``httpx``: the backend itself is imported only when an ``llm`` rewriter is built.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from turnscope._exceptions import ConfigError
 from turnscope.entities import EntityExtractor
 from turnscope.rewriters._base import Rewriter
 from turnscope.rewriters._embedded import EmbeddedRewriter
-from turnscope.rewriters._llm import (
-    DEFAULT_API_KEY_ENV,
-    DEFAULT_TIMEOUT,
-    SLOT_MODES,
-    LLMRewriter,
-    SlotMode,
-)
 
-__all__ = ["DEFAULT_TIMEOUT", "REWRITER_KINDS", "make_rewriter"]
+__all__ = [
+    "DEFAULT_API_KEY_ENV",
+    "DEFAULT_TIMEOUT",
+    "REWRITER_KINDS",
+    "SLOT_MODES",
+    "SlotMode",
+    "make_rewriter",
+]
 
 #: the kinds ``make_rewriter`` accepts
 REWRITER_KINDS = ("embedded", "llm")
+#: Seconds per HTTP attempt. A rewrite sits on the request path of a user turn, so a
+#: backend slower than this is treated as down for this turn (the embedded rewrite answers).
+DEFAULT_TIMEOUT = 10.0
+#: Environment variable holding the API key; read only when a request is made, and
+#: optional (local servers need none).
+DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+#: ``same-call``: the model's entities fill the slots; ``extract``: the embedded extractor
+#: runs on the model's query.
+SLOT_MODES = ("same-call", "extract")
+SlotMode = Literal["same-call", "extract"]
 
 
 def make_rewriter(
@@ -60,6 +76,8 @@ def make_rewriter(
     if slots not in SLOT_MODES:
         raise ConfigError(f"unknown slots mode {slots!r}; valid: {', '.join(SLOT_MODES)}")
     slot_mode: SlotMode = "extract" if slots == "extract" else "same-call"
+    from turnscope.rewriters._llm import LLMRewriter  # needs httpx: imported on demand
+
     return LLMRewriter(base_url=base_url, model=model, timeout=timeout, api_key_env=api_key_env,
                        cache_path=cache_path, strict=strict, counterweight=counterweight,
                        slots=slot_mode, extractor=extractor)

@@ -72,6 +72,12 @@ else:
 from turnscope.entities import EntityExtractor, Mention
 from turnscope.rewriters._base import EMBEDDED, RewriteRequest, RewriteResult
 from turnscope.rewriters._embedded import EmbeddedRewriter
+from turnscope.rewriters._factory import (
+    DEFAULT_API_KEY_ENV,
+    DEFAULT_TIMEOUT,
+    SLOT_MODES,
+    SlotMode,
+)
 from turnscope.rewriters._guard import find_leaks
 from turnscope.rewriters._prompts import (
     REFERENCE_CLASSES,
@@ -102,12 +108,8 @@ __all__ = [
 
 logger = logging.getLogger("turnscope.rewriters.llm")
 
-#: Seconds per HTTP attempt. A rewrite sits on the request path of a user turn, so a
-#: backend slower than this is treated as down for this turn (the embedded rewrite answers).
-DEFAULT_TIMEOUT = 10.0
-#: Environment variable holding the API key; read only when a request is made, and
-#: optional (local servers need none).
-DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+# DEFAULT_TIMEOUT, DEFAULT_API_KEY_ENV and SLOT_MODES are documented in _factory, which
+# must not import this module at import time.
 #: Retries after the first attempt, on 429, 5xx and connection errors (not on timeouts:
 #: a server that took longer than the timeout once will likely do so again, and the
 #: user is waiting).
@@ -123,13 +125,9 @@ DEFAULT_BREAKER_THRESHOLD = 5
 DEFAULT_BREAKER_COOLDOWN = 30.0
 #: Entities kept from one answer: a model that lists fifty would flood the slot table.
 DEFAULT_MAX_ENTITIES = 12
-#: ``same-call``: the model's entities fill the slots; ``extract``: the embedded extractor
-#: runs on the model's query.
-SLOT_MODES = ("same-call", "extract")
 #: The structured-output ladder, strongest first.
 OUTPUT_MODES = ("json_schema", "json_object", "text")
 
-SlotMode = Literal["same-call", "extract"]
 OutputMode = Literal["json_schema", "json_object", "text"]
 
 _RETRYABLE = frozenset({429, 500, 502, 503, 504})

@@ -37,6 +37,9 @@ class Scope:
     policy: str
     turns: tuple[int, ...]
     slots: tuple[Slot, ...] = ()
+    #: stale (not terminal) slots: hidden from the evidence, consulted only when a
+    #: reference finds nothing live (going stale is reversible, SPEC section 2)
+    stale: tuple[Slot, ...] = ()
     enumerations: tuple[Enumeration, ...] = ()
     screen: Screen | None = None
     guarded: bool = False

@@ -117,7 +117,7 @@ def _live_enumerations(state: ConversationState, now: int, horizon: int) -> tupl
     """Enumerations are list-typed entities: the newest supersedes older ones, and one
     stays in scope until ``horizon`` turns pass with no use of it."""
     out = []
-    for e in reversed(state.enumerations[-3:]):
+    for e in reversed(state.enumerations[-4:]):
         last_use = state.enumeration_use.get(e.turn, e.turn)
         if now - last_use - 1 < horizon:
             out.append(e)
@@ -132,10 +132,12 @@ class LivenessPolicy:
 
     def run(self, state: ConversationState, message: Message) -> Scope:
         state.slots.advance(message.index)
-        live = tuple(state.slots.live())
+        current = state.slots.current()
+        live = tuple(s for s in current if s.status is SlotStatus.LIVE)
+        stale = tuple(s for s in current if s.status is SlotStatus.STALE)
         turns = _last_turns(state, self.recent)
         enums = _live_enumerations(state, message.index, state.slots.config.evict_after)
-        return Scope(self.name, turns, slots=live, enumerations=enums,
+        return Scope(self.name, turns, slots=live, stale=stale, enumerations=enums,
                      screen=message.screen or state.latest_screen(), guarded=True)
 
 
@@ -209,10 +211,11 @@ class DefaultPolicy:
                 slots = base.slots + tuple(extra)
                 enums = base.enumerations + _enums_in(state, recalled_turns)
                 return Scope(self.name, tuple(sorted(set(base.turns) | recalled_turns)),
-                             slots=slots, enumerations=enums, screen=base.screen, guarded=True,
-                             recalled=rel.recalled, note=rel.note)
-        return Scope(self.name, base.turns, slots=base.slots, enumerations=base.enumerations,
-                     screen=base.screen, guarded=True)
+                             slots=slots, stale=base.stale, enumerations=enums,
+                             screen=base.screen, guarded=True, recalled=rel.recalled,
+                             note=rel.note)
+        return Scope(self.name, base.turns, slots=base.slots, stale=base.stale,
+                     enumerations=base.enumerations, screen=base.screen, guarded=True)
 
 
 POLICIES: dict[str, Callable[..., ScopePolicy]] = {
