@@ -67,6 +67,11 @@ _EN_SITE = re.compile(r"\b(?:this|your)\s+(?:site|website|docs\s+site|portal)\b(
                       re.IGNORECASE)
 _JA_PAGE = re.compile(r"(?:この|今の|今見ている|表示中の|こちらの)(?:ページ|画面|記事)")
 _JA_SITE = re.compile(r"(?:この|こちらの|御社の|このウェブ)(?:サイト|ホームページ|ウェブサイト|HP)")
+_ONE_MOD = re.compile(r"\bthe\s+(?P<mod>[a-z][a-z\-]+)\s+ones?\b", re.IGNORECASE)
+_NOT_MODIFIERS = frozenset("first second third last other same next previous new old right "
+                           "best only former latter".split())
+_ONE_PRON = re.compile(r"\b(?:that|this)\s+one\b|\b(?P<verb>set|get|create|make|use|pick|choose|"
+                       r"buy|need|add|enable|try)\s+one\b", re.IGNORECASE)
 _SENT_END = re.compile(r"[\s?？.。!！]*$")
 
 
@@ -322,6 +327,16 @@ class EmbeddedRewriter:
             # a weak centre ("the system") yields to the conversation topic
             antecedent = topic
 
+        # 1'. "that one", "set one up", "the admin one": one-anaphora selects an entity
+        #     from the previous answer, or the entity in scope that carries the modifier
+        one = self._resolve_one(text, lang, scope, state, msg)
+        if one is not None:
+            text, focus = one
+            rules.append(f"one-anaphora->{focus.name if focus else '?'}")
+            present = present | ({focus.name.casefold()} if focus else set())
+            msg = Message(msg.index, text, msg.lang, tuple(self.extractor.extract(text, lang)),
+                          c, msg.screen)
+
         # 2'. typed domains: carry the roles the message leaves open from the question it
         #     is parallel to (the same-type contrast if it names one, else the previous one)
         typed = self._typed_carry(text, lang, scope, state, msg, rules)
@@ -373,6 +388,41 @@ class EmbeddedRewriter:
             return self._attach(text, lang, anchor.name), anchor
         rules.append("unresolved")
         return text, focus
+
+    def _answer_new(self, scope: Scope, state: ConversationState) -> list[Mention]:
+        """Entities the latest in-scope assistant turn introduced (absent from the question
+        it answered): the alternatives an answer offers are what "that one" selects."""
+        for t in sorted(scope.turns, reverse=True):
+            turn = state.turns[t - 1]
+            if turn.role is not Role.ASSISTANT:
+                continue
+            asked = {m.name.casefold() for m in state.mentions.get(t - 1, ())}
+            return [m for m in state.mentions.get(t, ())
+                    if not m.is_attribute and anchors(m) and m.name.casefold() not in asked]
+        return []
+
+    def _resolve_one(self, text: str, lang: str, scope: Scope, state: ConversationState,
+                     msg: Message) -> tuple[str, Mention | None] | None:
+        if lang != "en":
+            return None
+        m = _ONE_MOD.search(text)
+        if m is not None and m.group("mod").lower() not in _NOT_MODIFIERS:
+            mod = m.group("mod").lower()
+            for sl in (*scope.slots, *scope.stale):
+                if sl.type != "attribute" and mod in sl.name.lower().replace("-", " ").split():
+                    ent = Mention(sl.type, sl.name, sl.name, 0, 0, "slot")
+                    return text[: m.start()] + _the(sl.name, lang) + text[m.end():], ent
+            return None
+        m = _ONE_PRON.search(text)
+        if m is None:
+            return None
+        introduced = self._answer_new(scope, state)
+        if not introduced:
+            return None
+        ent = introduced[0]
+        group = m.group("verb")
+        rep = f"{group} {_the(ent.name, lang)}" if group else _the(ent.name, lang)
+        return text[: m.start()] + rep + text[m.end():], ent
 
     def _typed_carry(self, text: str, lang: str, scope: Scope, state: ConversationState,
                      msg: Message, rules: list[str]) -> tuple[str, Mention | None] | None:
