@@ -184,8 +184,7 @@ class Session:
     def _append(self, turn: Turn, mentions: tuple[Mention, ...]) -> None:
         self.state.turns.append(turn)
         self.state.mentions[turn.index] = mentions
-        enum = self.extractor.enumeration(turn.content, turn.index, turn.lang, mentions)
-        if enum is not None and len(enum.items) >= 2:
+        for enum in self.extractor.enumerations(turn.content, turn.index, turn.lang, mentions):
             self.state.enumerations.append(enum)
 
     def _rewrite(self, request: RewriteRequest) -> RewriteResult:

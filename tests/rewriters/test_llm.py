@@ -435,7 +435,7 @@ def test_spec_conversation_logs_slot_table_beside_rewrite(
     # one log line per user turn, with the rewrite and the slot table side by side
     lines = [r.getMessage() for r in caplog.records if r.name == "turnscope.session"]
     assert len(lines) == 4
-    for turn, line, res in zip((1, 3, 5, 7), lines, results):
+    for turn, line, res in zip((1, 3, 5, 7), lines, results, strict=True):
         assert line.startswith(f"turn {turn} ")
         assert repr(res.query) in line and "| slots: " in line
     # slots from the same call: the model's entities (canonicalised by the vocabulary)

@@ -226,7 +226,8 @@ _PAREN = re.compile(r"\([^()]*\)|（[^（）]*）|\s(?:region|regions|tier|plan|
 #: determiners after which a verb form is a noun ("the export"); quantifiers such as
 #: "both" float before verbs ("both support CMK"), so they are not in this set
 _ARTICLES = frozenset("a an the this that these those my your our their his her its".split())
-_INLINE_NUMBER = re.compile(r"(?<![\w.])(\d{1,2})[.)）]\s+")
+_PAREN_SPAN = re.compile(r"\([^()]*\)|（[^（）]*）")
+_INLINE_NUMBER = re.compile(r"(?<![\w.\-/])(\d{1,2})[.)）]\s+")
 _NUMBERED_LINE = re.compile(r"^\s*(?:\(?(\d{1,2})[.)、）]|[-*•・]|[①-⑳])\s*(.+)$", re.MULTILINE)
 
 
@@ -349,49 +350,67 @@ class EntityExtractor:
     # -- enumerations ----------------------------------------------------------------
     def enumeration(self, text: str, turn: int, lang: str = "en",
                     mentions: Sequence[Mention] | None = None) -> Enumeration | None:
-        """The ordered alternatives a turn offers, if any.
+        """The most explicit list a turn offers (see :meth:`enumerations`), if any."""
+        found = self.enumerations(text, turn, lang, mentions)
+        return found[0] if found else None
 
-        Numbered or bulleted lines win (one item per line: its first entity, else its
-        head words); otherwise the entities of the most frequent non-attribute type,
-        in order of first appearance, when there are at least two.
+    def enumerations(self, text: str, turn: int, lang: str = "en",
+                     mentions: Sequence[Mention] | None = None) -> list[Enumeration]:
+        """Every ordered list of alternatives a turn offers, most explicit first.
+
+        1. numbered items, inline ("1) … 2) …") or one per line (also bullets): each
+           item is its clause up to the first comma or parenthesis;
+        2. coordinations of entities: "Frankfurt, Dublin and Paris", 「AとBとC」 (an alias
+           in apposition and anything in parentheses do not break the list);
+        3. the typed entities of one vocabulary type (or proper names), in order of first
+           appearance, when a turn walks through them in parallel clauses.
         """
         ms = list(mentions) if mentions is not None else self.extract(text, lang)
-        markers = [mk for mk in _INLINE_NUMBER.finditer(text)]
-        if len(markers) >= 2 and [int(mk.group(1)) for mk in markers] == list(
-                range(1, len(markers) + 1)):
-            items_inline: list[Mention] = []
-            for k, mk in enumerate(markers):
-                stop = markers[k + 1].start() if k + 1 < len(markers) else len(text)
-                inside = [m for m in ms if mk.end() <= m.start < stop and not m.is_attribute]
-                if inside:
-                    items_inline.append(inside[0])
-            if len(items_inline) == len(markers):
-                return Enumeration(turn, tuple(items_inline), numbered=True)
-        lines = list(_NUMBERED_LINE.finditer(text))
-        if len(lines) >= 2:
+        parens = [(p.start(), p.end()) for p in _PAREN_SPAN.finditer(text)]
+
+        def in_parens(m: Mention) -> bool:
+            return any(a < m.start < b for a, b in parens)
+
+        named = [m for m in ms if not m.is_attribute and not in_parens(m)]
+        out: list[Enumeration] = []
+
+        markers = list(_INLINE_NUMBER.finditer(text))
+        if len(markers) < 2:
+            markers = list(_NUMBERED_LINE.finditer(text))
+            bodies = [(ln.start(2), ln.end()) for ln in markers]
+        else:
+            nums = [int(mk.group(1)) for mk in markers]
+            if nums != list(range(1, len(markers) + 1)):
+                markers, bodies = [], []
+            else:
+                bodies = [(mk.end(), markers[k + 1].start() if k + 1 < len(markers) else len(text))
+                          for k, mk in enumerate(markers)]
+        if len(bodies) >= 2:
             items: list[Mention] = []
-            for ln in lines:
-                body_start = ln.start(2)
-                inside = [m for m in ms if body_start <= m.start < ln.end() and not m.is_attribute]
-                if inside:
+            for a, b in bodies:
+                clause = re.split(r"[,，、;:：(（—–]|\s(?:or|and|which|that|with)\s", text[a:b])[0]
+                clause = " ".join(re.sub(r"^(?:the|a|an)\s+", "", clause.strip(), flags=re.I)
+                                  .split()[:8]).rstrip(".。")
+                inside = [m for m in named if a <= m.start < b]
+                if inside and len(clause.split()) <= len(inside[0].surface.split()) + 1:
                     items.append(inside[0])
-                else:
-                    head = re.split(r"[:：—–(（,、。]", ln.group(2))[0].strip()
-                    head = " ".join(head.split()[:6])
-                    items.append(Mention("phrase", head, head, body_start,
-                                         body_start + len(head), "general"))
-            return Enumeration(turn, tuple(items), numbered=True)
-        # inline lists are coordinations: "Frankfurt, Dublin and Paris", 「AとBとC」
-        named = [m for m in ms if not m.is_attribute]
+                elif clause:
+                    typ = inside[0].type if inside else "phrase"
+                    items.append(Mention(typ, clause, clause, a, a + len(clause), "general"))
+            if len(items) == len(bodies):
+                out.append(Enumeration(turn, tuple(items), numbered=True))
+
         best: list[Mention] = []
         chain: list[Mention] = []
         last_end = 0
-        for m in named:
+        for m in [x for x in ms if not x.is_attribute]:
+            if in_parens(m):
+                continue
             if chain and (m.name == chain[-1].name
                           or text[last_end : m.start].strip() in ("(", "（")):
                 last_end = m.end  # apposition: "Tokyo (ap-northeast-1)"
                 continue
-            gap = _PAREN.sub("", text[last_end : m.start]).strip("()（） ") if chain else ""
+            gap = _PAREN_SPAN.sub("", text[last_end : m.start]).strip("()（） ") if chain else ""
             if chain and _COORD.match(gap) and all(x.name != m.name for x in chain):
                 chain.append(m)
             else:
@@ -399,9 +418,20 @@ class EntityExtractor:
             last_end = m.end
             if len(chain) > len(best):
                 best = list(chain)
-        if len(best) < 2:
-            return None
-        return Enumeration(turn, tuple(best), numbered=False)
+        if len(best) >= 2:
+            out.append(Enumeration(turn, tuple(best), numbered=False))
+
+        by_type: dict[str, list[Mention]] = {}
+        for m in named:
+            if m.source == "vocab" or m.type == "name":
+                bucket = by_type.setdefault(m.type, [])
+                if all(x.name != m.name for x in bucket):
+                    bucket.append(m)
+        for items_t in by_type.values():
+            if len(items_t) >= 2 and all(
+                    [x.name for x in e.items] != [y.name for y in items_t] for e in out):
+                out.append(Enumeration(turn, tuple(items_t), numbered=False))
+        return out
 
 
 def _merge(primary: Iterable[Mention], secondary: Iterable[Mention]) -> list[Mention]:

@@ -72,7 +72,7 @@ class Cue(StrEnum):
 ORDINALS_EN = {
     "first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
     "fifth": 5, "5th": 5, "sixth": 6, "6th": 6, "seventh": 7, "eighth": 8, "ninth": 9,
-    "tenth": 10, "last": -1, "latter": -1, "former": 1, "final": -1,
+    "tenth": 10, "last": -1, "latter": -1, "former": 1, "final": -1, "middle": 0,
 }
 _ORD_WORDS = "|".join(sorted(ORDINALS_EN, key=len, reverse=True))
 # "the second one", "the last two", "the first region", "option 3", "#2", "number 2"

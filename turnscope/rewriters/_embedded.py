@@ -281,12 +281,19 @@ class EmbeddedRewriter:
     def _enumeration(self, scope: Scope, noun: str | None, position: int) -> Enumeration | None:
         """The newest in-scope list long enough for the position (and of the named kind)."""
         fits = [e for e in scope.enumerations if len(e.items) >= abs(position)]
+        if not fits:
+            return None
+        newest = max(e.turn for e in fits)
         if noun is not None:
             n = noun.lower().rstrip("s")
             typed = [e for e in fits
                      if any(n == m.type.lower() or n in m.name.lower() for m in e.items)]
-            fits = typed or fits
-        return fits[0] if fits else None
+            if typed:
+                newest = max(e.turn for e in typed)
+                fits = typed
+        # within the newest turn: numbered lists, then coordinations, then typed runs
+        same_turn = [e for e in fits if e.turn == newest]
+        return same_turn[0]
 
     # -- immediate references --------------------------------------------------------
     def _immediate(self, text: str, lang: str, scope: Scope, state: ConversationState, msg: object,
@@ -302,7 +309,11 @@ class EmbeddedRewriter:
             span = find_ordinal_span(text, lang)
             if span is not None:
                 start, end, ordinal = span
-                enum = self._enumeration(scope, ordinal.noun, ordinal.position)
+                enum = self._enumeration(scope, ordinal.noun, ordinal.position or 3)
+                if enum is not None and ordinal.position == 0:
+                    # "the middle one" of an odd-length list
+                    ordinal = type(ordinal)((len(enum.items) + 1) // 2, ordinal.count,
+                                            ordinal.noun)
                 if enum is not None and enum.items:
                     idx = ordinal.position - 1 if ordinal.position > 0 else len(enum.items) + ordinal.position
                     count = ordinal.count

@@ -727,11 +727,15 @@ class LLMRewriter:
     def _finish(self, request: RewriteRequest, messages: list[dict[str, str]], key: str,
                 outcome: _Outcome, started: float) -> RewriteResult:
         chars, tokens = prompt_size(messages)
+        if outcome.mode == "cache":
+            cache_state = "hit"
+        else:
+            cache_state = "miss" if self.cache is not None else "off"
         trace: dict[str, object] = {
             "backend": self.name, "policy": request.scope.policy,
             "counterweight": self.config.counterweight, "slots": self.config.slots,
             "output_mode": outcome.mode, "attempts": outcome.attempts,
-            "cache": "hit" if outcome.mode == "cache" else ("miss" if self.cache is not None else "off"),
+            "cache": cache_state,
             "prompt_chars": chars, "prompt_tokens_est": tokens,
         }
         if outcome.usage:

@@ -368,7 +368,8 @@ def prompt_size(messages: Sequence[Mapping[str, str]]) -> tuple[int, int]:
     :data:`CHARS_PER_TOKEN` characters of everything else, rounded up. Per-message
     framing tokens are ignored; they do not depend on the conversation.
 
-    >>> prompt_size([{"role": "user", "content": "abcdefgh"}, {"role": "user", "content": "日本語"}])
+    >>> prompt_size([{"role": "user", "content": "abcdefgh"},
+    ...              {"role": "user", "content": "日本語"}])
     (11, 5)
     """
     chars = 0

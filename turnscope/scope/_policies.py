@@ -117,7 +117,7 @@ def _live_enumerations(state: ConversationState, now: int, horizon: int) -> tupl
     """Enumerations are list-typed entities: the newest supersedes older ones, and one
     stays in scope until ``horizon`` turns pass with no use of it."""
     out = []
-    for e in reversed(state.enumerations[-4:]):
+    for e in reversed(state.enumerations[-8:]):
         last_use = state.enumeration_use.get(e.turn, e.turn)
         if now - last_use - 1 < horizon:
             out.append(e)
