@@ -94,6 +94,10 @@ class Session:
         self.policy = get_policy(policy)
         self.embedded = EmbeddedRewriter(self.extractor)
         self.rewriter: Rewriter = rewriter or self.embedded
+        # a backend that canonicalises entity names wants the session's vocabulary
+        bind = getattr(self.rewriter, "use_extractor", None)
+        if callable(bind):
+            bind(self.extractor)
         self.state = ConversationState(slots=SlotTable(liveness))
         self._last_user: int | None = None
 

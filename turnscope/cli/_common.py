@@ -33,7 +33,7 @@ def make_cli_rewriter(kind: str, base_url: str | None, model: str | None,
     if kind == "embedded":
         return None
     try:
-        from turnscope.rewriters import make_rewriter  # type: ignore[attr-defined]
+        from turnscope.rewriters import make_rewriter
     except ImportError:
         raise typer.BadParameter("the llm rewriter is not available in this install",
                                  param_hint="--rewriter") from None
