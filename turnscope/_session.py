@@ -99,6 +99,7 @@ class Session:
         if callable(bind):
             bind(self.extractor)
         self.state = ConversationState(slots=SlotTable(liveness))
+        self._types = self.extractor.vocabulary.types
         self._last_user: int | None = None
 
     # -- feeding turns -------------------------------------------------------------
@@ -134,7 +135,7 @@ class Session:
         lang = detect_language(content)
         mentions = tuple(self.extractor.extract(content, lang))
         c = classify(content, lang, mentions, has_history=bool(state.turns),
-                     has_screen=scr is not None)
+                     has_screen=scr is not None, known_types=self._types)
         message = Message(idx, content, lang, mentions, c, scr)
         state.slots.advance(idx)
         scope = self.policy.run(state, message)

@@ -131,6 +131,11 @@ class Vocabulary:
             raise ConfigError(f"{p}: not valid JSON ({exc})") from None
         return cls.from_dict(data, source=str(p))
 
+    @property
+    def types(self) -> frozenset[str]:
+        """The entity types this vocabulary knows ("region", "service", ...)."""
+        return frozenset(e.type for e in self.entries)
+
     def merged(self, other: Vocabulary) -> Vocabulary:
         return Vocabulary(self.entries + other.entries, self.attribute_types | other.attribute_types)
 

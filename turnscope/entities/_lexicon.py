@@ -226,3 +226,15 @@ def pronoun_number(word: str) -> str | None:
     if w in PLURAL_PRONOUNS:
         return "pl"
     return None
+
+
+#: demonyms and short forms -> the place name a vocabulary alias is likely to use
+#: ("the irish one" = the region whose alias is Ireland)
+DEMONYMS = {
+    "irish": "Ireland", "french": "France", "german": "Germany", "japanese": "Japan",
+    "british": "UK", "uk": "UK", "english": "UK", "swedish": "Sweden", "american": "US",
+    "us": "US", "australian": "Australia", "aussie": "Australia", "singaporean": "Singapore",
+    "dutch": "Netherlands", "spanish": "Spain", "italian": "Italy", "indian": "India",
+    "canadian": "Canada", "brazilian": "Brazil", "korean": "Korea", "chinese": "China",
+    "european": "Europe", "asian": "Asia",
+}

@@ -276,6 +276,12 @@ def _rewrite_one(item: FollowUpItem, make_session: Callable[[], Session], policy
     session = make_session()
     result = rewrite_item(item, lambda: session)
     evidence = render_evidence(result.scope, session.state)
+    # the enumerations a scope hands over ("Frankfurt, Dublin and London") are rewriter
+    # input too: "the third one" is resolved from them when their turn is out of scope
+    lists = [f"LIST (turn {e.turn}): " + "; ".join(m.name for m in e.items)
+             for e in result.scope.enumerations]
+    if lists:
+        evidence = "\n".join([evidence, *lists]) if evidence else "\n".join(lists)
     if result.turn not in result.scope.turns:
         # the rewriter always sees the message it rewrites, whatever the scope holds
         evidence = f"{evidence}\nLATEST: {item.follow_up}" if evidence else item.follow_up

@@ -30,7 +30,10 @@ from enum import StrEnum
 from turnscope.entities import Mention
 from turnscope.entities._lexicon import (
     ANAPHORS,
+    AUXILIARIES,
     FUNCTION_WORDS,
+    PREPOSITIONS,
+    WH_WORDS,
     RELATIONAL_NOUNS,
     VERBS,
     is_plural,
@@ -65,6 +68,9 @@ class Cue(StrEnum):
     ELLIPSIS = "ellipsis"
     BRIDGING = "bridging"  # "the cost" with no "of X"
     ELABORATION = "elaboration"
+    ONE = "one_anaphora"  # "the reporting one", "that one"
+    TYPE = "type_anaphora"  # "that region", "the tier you suggested"
+    ZERO = "zero_anaphora"  # Japanese: the topic is dropped
     RECALL = "recall"
     SCREEN = "screen"
 
@@ -77,8 +83,9 @@ ORDINALS_EN = {
 _ORD_WORDS = "|".join(sorted(ORDINALS_EN, key=len, reverse=True))
 # "the second one", "the last two", "the first region", "option 3", "#2", "number 2"
 _ORDINAL_EN = re.compile(
-    rf"\b(?:the\s+)?(?P<ord>{_ORD_WORDS})\s+(?P<rest>one|ones|two|three|option|item|choice|"
-    rf"[a-z][a-z\-]+)\b|\b(?:option|item|choice|number|no\.|#)\s*(?P<num>\d{{1,2}})\b|"
+    rf"\b(?:the\s+)?(?P<ord>{_ORD_WORDS})\s+(?:of\s+the\s+(?:two|three|four|five)\s+)?"
+    rf"(?P<rest>one|ones|two|three|option|item|choice|[a-z][a-z\-]+)\b|"
+    rf"\b(?:option|item|choice|number|no\.|#|point|step|pair|bullet)\s*(?P<num>\d{{1,2}})\b|"
     rf"\bthe\s+(?P<ord2>former|latter)\b|\bthe\s+(?P<ord3>{_ORD_WORDS})(?=\s*(?:[?.!,—-]|$))",
     re.IGNORECASE,
 )
@@ -278,7 +285,8 @@ _VAGUE = frozenset("thing things stuff question questions part bit topic issue o
 
 
 def classify(text: str, lang: str, mentions: Sequence[Mention], *,
-             has_history: bool = True, has_screen: bool = False) -> Classification:
+             has_history: bool = True, has_screen: bool = False,
+             known_types: frozenset[str] = frozenset()) -> Classification:
     """Classify a user message.
 
     >>> from turnscope.entities import EntityExtractor
@@ -289,7 +297,17 @@ def classify(text: str, lang: str, mentions: Sequence[Mention], *,
     """
     cues: list[Cue] = []
     follow_up = follow_up_cue(text)
-    pivot = bool(_PIVOT_EN.search(text) or _PIVOT_JA.search(text))
+    pv = _PIVOT_EN.search(text) or _PIVOT_JA.search(text)
+    pivot = pv is not None
+    if pv is not None:
+        # "ok, unrelated to all that — how many replicas ...": the new question is what
+        # follows the change-of-subject cue; earlier words refer to the closed subject
+        rest = re.split(r"[—–:：;.!?？。、,]|\s-\s", text[pv.end():], maxsplit=1)
+        if len(rest) == 2 and rest[1].strip():
+            offset = len(text) - len(rest[1])
+            text = rest[1]
+            mentions = [Mention(m.type, m.name, m.surface, m.start - offset, m.end - offset,
+                                m.source) for m in mentions if m.start >= offset]
     named = [m for m in mentions if not m.is_attribute]
 
     # situational first: "this page" is read from the screen, never from the transcript
@@ -312,35 +330,40 @@ def classify(text: str, lang: str, mentions: Sequence[Mention], *,
     if ordinal is not None:
         cues.append(Cue.ORDINAL)
     if lang == "ja":
-        if _PRONOUN_JA.search(text):
+        jp = _PRONOUN_JA.search(text)
+        if jp and not (pivot and jp.group(0) in ("この", "その", "あの")):
             cues.append(Cue.PRONOUN)
         if _ELLIPSIS_JA.search(text.strip()):
             cues.append(Cue.ELLIPSIS)
         if not named and not cues and len(text.strip()) <= 15:
             cues.append(Cue.ELLIPSIS)
     else:
-        pm = _PRONOUN_EN.search(text)
-        # a pronoun after an anchoring noun phrase of the same message refers to it
-        # ("what is Rock City, and why is it famous?"): no context needed for that
-        # (number must agree: in "why do the Brits call it a loo?" *it* is not the Brits)
-        num = pronoun_number(pm.group(0)) if pm else None
-        bound = pm is not None and any(
-            anchors(m) and m.end <= pm.start()
-            and (num is None or (num == "pl") == is_plural(m.name)) for m in named)
-        if pm and not bound:
+        core = strip_discourse(text)
+        pron = _english_pronoun(text, mentions)
+        if pron is not None:
             cues.append(Cue.PRONOUN)
-        elif not pm and _DEMONSTRATIVE_NP_EN.search(text) and not any(anchors(m) for m in named):
-            cues.append(Cue.DEMONSTRATIVE)
-        if _ELLIPSIS_EN.search(text):
+        if _ONE_ANAPHORA.search(text):
+            cues.append(Cue.ONE)
+        tm = _TYPE_NP.search(text)
+        if tm and (tm.group("noun") or tm.group("noun2")).lower().rstrip("s") in known_types:
+            cues.append(Cue.TYPE)
+        if _ELLIPSIS_EN.search(text) or _ELLIPSIS_EN.search(core) or _is_fragment(core):
             cues.append(Cue.ELLIPSIS)
         if has_history and _is_question(text) and not any(_introduces(m, text) for m in named):
             # nothing new is introduced: the question is about the subject already given
             cues.append(Cue.BRIDGING)
     cue_spans = [mm.span() for mm in _FOLLOW_UP_EN.finditer(text)] if lang == "en" else []
     own = [m for m in named if not any(a <= m.start < b for a, b in cue_spans)]
-    if follow_up and not (lang == "en" and any(_introduces(m, text) for m in own)):
+    if follow_up and not (lang == "en" and any(_introduces(m, text) and _proper(m) for m in own)):
         # "tell me more about tiger sharks" names its own subject: not an elaboration
         cues.append(Cue.ELABORATION)
+    if lang == "ja" and has_history and not any(
+            m.source == "vocab" or m.type in ("name", "term") for m in named) \
+            and (known_types or not any(len(m.name) >= 4 for m in named)) \
+            and not (pivot or Cue.PRONOUN in cues):
+        # Japanese drops the topic it continues (zero anaphora): a question that names no
+        # entity is about the one in play
+        cues.append(Cue.ZERO)
     if pivot and not (Cue.PRONOUN in cues or Cue.ORDINAL in cues):
         # an explicit change of subject: whatever else is in the message stands alone
         return Classification(ReferenceClass.STANDALONE, False, follow_up, (), pivot=True)
@@ -349,6 +372,109 @@ def classify(text: str, lang: str, mentions: Sequence[Mention], *,
                               pivot=False)
     return Classification(ReferenceClass.STANDALONE, False, follow_up, tuple(cues), ordinal,
                           pivot=pivot)
+
+
+_DISCOURSE = re.compile(
+    r"^\s*(?:(?:ok(?:ay)?|k|hmm+|hm+|yes|yeah|yep|yup|no|nope|right|cool|nice|great|perfect|"
+    r"thanks|thank\s+you|thx|ty|fine|sure|got\s+it|makes\s+sense|i\s+see|ah+|oh+|wait|so|"
+    r"and|also|now|well|alright|good|understood|legal\s+said\s+fine|sounds\s+good)\b"
+    r"[\s,.!:;—–\-]*)+",
+    re.IGNORECASE,
+)
+_ONE_ANAPHORA = re.compile(
+    r"\b(?:the|that|this)\s+(?:[a-z][\w\-]*\s+)?ones?\b(?!\s+of\s+(?:the|your|my|our))|"
+    r"\b(?:other|another)\s+one\b|\b(?:set|get|create|make|use|pick|choose|buy|need|add|"
+    r"enable|try)\s+one\b",
+    re.IGNORECASE,
+)
+_TYPE_NP = re.compile(r"\b(?:that|this|the|those|these)\s+(?P<noun>[a-z]+)\b"
+                      r"(?=\s+(?:you|we|i)\s+(?:suggested|recommended|mentioned|said|picked|"
+                      r"chose|listed)|\s*(?:[?.!,]|$|btw\b|then\b|there\b))|"
+                      r"\b(?:that|this|those|these)\s+(?P<noun2>[a-z]+)\b", re.IGNORECASE)
+_VERBLESS_OK = frozenset("do does did".split())
+_THAT_CLAUSE_NEXT = frozenset("a an the i you we they he she it there this my our your their "
+                              "its his her all every some no".split())
+
+
+def strip_discourse(text: str) -> str:
+    """The message without leading discourse markers ("ok nice. and ...")."""
+    return _DISCOURSE.sub("", text).strip()
+
+
+def _proper(m: Mention) -> bool:
+    return m.source != "general" or m.type in ("name", "term") or any(
+        w[:1].isupper() for w in m.name.split())
+
+
+def _is_fragment(core: str) -> bool:
+    """A verbless phrase ("enterprise?", "the rto?", "now do oregon") asks the previous
+    question again about something else."""
+    words = re.findall(r"[A-Za-z][A-Za-z'\-]*", core)
+    if not words or len(words) > 5:
+        return False
+    low = [w.lower() for w in words]
+    if low[0] in _VERBLESS_OK and len(low) >= 2:
+        return True  # "do oregon": the pro-verb stands for the previous question
+    return not any(w in VERBS or w in AUXILIARIES or w in WH_WORDS for w in low)
+
+
+def _english_pronoun(text: str, mentions: Sequence[Mention]) -> re.Match[str] | None:
+    """The first pronoun that needs an antecedent outside the message.
+
+    *it/they* after a noun phrase of the same message that agrees in number are bound
+    to it; *this/that* are pronouns unless a noun phrase follows (a determiner) or a
+    clause follows (a complementiser: "a tier that Paris is missing").
+    """
+    starts = {m.start for m in mentions}
+    named = [m for m in mentions if not m.is_attribute]
+    for pm in _PRONOUN_EN.finditer(text):
+        word = pm.group(0).lower()
+        if word in ("this", "that", "these", "those"):
+            after = text[pm.end():]
+            nxt = re.match(r"\s+([A-Za-z][\w'\-]*)", after)
+            nxt_start = pm.end() + (nxt.start(1) if nxt else 0)
+            if nxt and (nxt_start in starts or nxt.group(1).lower() in ("one", "ones")):
+                continue  # determiner, or one-anaphora (its own cue)
+            before = re.findall(r"[A-Za-z']+", text[: pm.start()])
+            prev = before[-1].lower() if before else ""
+            if word == "that" and nxt and nxt.group(1).lower() in _THAT_CLAUSE_NEXT \
+                    and prev not in AUXILIARIES and prev not in WH_WORDS and prev:
+                continue  # complementiser or relative pronoun
+            if word == "that" and prev and prev not in AUXILIARIES and prev not in WH_WORDS \
+                    and prev not in PREPOSITIONS and prev not in VERBS and prev not in (
+                        "explain", "expand", "elaborate", "about", "is", "do"):
+                if nxt and nxt.group(1).lower() not in ("is", "was", "one"):
+                    continue  # "the region that has ...": relative pronoun
+            if nxt is None and re.match(r"['’]s\b", after):
+                continue  # "that's sorted", "that's all": discourse, not a reference
+            if any(_proper(m) and m.end <= pm.start() for m in named):
+                continue  # "can the billing export do that?": the message's own subject
+            return pm
+        if word == "there":
+            return pm
+        if re.match(r"['’]s\s+(?:unrelated|fine|ok|okay|sorted|all|great|done|clear)\b",
+                    text[pm.end():], re.IGNORECASE):
+            continue  # "it's unrelated": a dummy subject
+        num = pronoun_number(word)
+        bound = any(anchors(m) and m.end <= pm.start()
+                    and (num is None or (num == "pl") == is_plural(_np(text, m)))
+                    for m in mentions if not m.is_attribute or m.source == "vocab")
+        if not bound:
+            return pm
+    return None
+
+
+def _np(text: str, m: Mention) -> str:
+    """A mention with the content words that follow it ("VPC peering" + "requests"):
+    the noun phrase whose head decides its number."""
+    tail = re.match(r"(?:\s+[A-Za-z][\w\-]*)*", text[m.end:]).group(0)  # type: ignore[union-attr]
+    words = [m.surface]
+    for w in tail.split():
+        lw = w.lower()
+        if lw in FUNCTION_WORDS or lw in VERBS:
+            break
+        words.append(w)
+    return " ".join(words)
 
 
 _GIVEN_DET = re.compile(r"\b(?:the|its|their|this|that|these|those|what|which|whose|such)\s*$",

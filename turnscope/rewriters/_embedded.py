@@ -34,7 +34,7 @@ from collections.abc import Sequence
 
 from turnscope.conversation import ConversationState, ResolvedTurn, Role
 from turnscope.entities import EntityExtractor, Enumeration, Mention
-from turnscope.entities._lexicon import ANAPHORS, is_plural, pronoun_number
+from turnscope.entities._lexicon import ANAPHORS, DEMONYMS, is_plural, pronoun_number
 from turnscope.references import Cue, ReferenceClass, anchors, find_ordinal_span
 from turnscope.rewriters._base import EMBEDDED, RewriteRequest, RewriteResult
 from turnscope.scope import Message, Scope
@@ -70,6 +70,10 @@ _JA_SITE = re.compile(r"(?:この|こちらの|御社の|このウェブ)(?:サ�
 _ONE_MOD = re.compile(r"\bthe\s+(?P<mod>[a-z][a-z\-]+)\s+ones?\b", re.IGNORECASE)
 _NOT_MODIFIERS = frozenset("first second third last other same next previous new old right "
                            "best only former latter".split())
+_OTHER_ONE = re.compile(r"\b(?:the\s+)?other\s+one\b", re.IGNORECASE)
+_TYPE_REF = re.compile(r"\b(?:that|this|the|those|these)\s+(?P<noun>[a-z]+)"
+                       r"(?:\s+(?:you|we|i)\s+(?:suggested|recommended|mentioned|said|picked|chose|"
+                       r"listed))?\b", re.IGNORECASE)
 _ONE_PRON = re.compile(r"\b(?:that|this)\s+one\b|\b(?P<verb>set|get|create|make|use|pick|choose|"
                        r"buy|need|add|enable|try)\s+one\b", re.IGNORECASE)
 _SENT_END = re.compile(r"[\s?？.。!！]*$")
@@ -117,6 +121,8 @@ class EmbeddedRewriter:
         rules: list[str] = trace["rules"]  # type: ignore[assignment]
         focus: Mention | None = None
 
+        if c.pivot:
+            text = _after_pivot(text)
         if c.pivot or c.reference_class is ReferenceClass.STANDALONE:
             stripped = _PREAMBLE.sub("", text).strip()
             if stripped and stripped != text:
@@ -262,7 +268,8 @@ class EmbeddedRewriter:
         return out
 
     @staticmethod
-    def _topic(scope: Scope, state: ConversationState, exclude: set[str]) -> Mention | None:
+    def _topic(scope: Scope, state: ConversationState, exclude: set[str],
+               allow_stale: bool = False) -> Mention | None:
         """The conversation topic in force (see :class:`ResolvedTurn`), if still in scope."""
         if not state.resolved:
             return None
@@ -271,7 +278,10 @@ class EmbeddedRewriter:
         if topic is None or topic.name.casefold() in exclude:
             return None
         if scope.guarded:
-            if topic.name.casefold() not in {s.name.casefold() for s in scope.slots}:
+            names = {s.name.casefold() for s in scope.slots}
+            if allow_stale:
+                names |= {s.name.casefold() for s in scope.stale}
+            if topic.name.casefold() not in names:
                 return None
         elif not any(topic.name.casefold() == m.name.casefold()
                      for t in scope.turns for m in state.mentions.get(t, ())):
@@ -348,6 +358,23 @@ class EmbeddedRewriter:
             msg = Message(msg.index, text, msg.lang, tuple(self.extractor.extract(text, lang)),
                           c, msg.screen)
 
+        # 1b. "that region", "the tier you suggested": the latest entity of that type
+        if Cue.TYPE in c.cues:
+            typed_ref = self._type_reference(text, lang, scope, present)
+            if typed_ref is not None:
+                text, focus = typed_ref
+                rules.append(f"type-anaphora->{focus.name}")
+                present = present | {focus.name.casefold()}
+                msg = Message(msg.index, text, msg.lang,
+                              tuple(self.extractor.extract(text, lang)), c, msg.screen)
+
+        # 1c. Japanese zero anaphora: the dropped topic is the topic in play
+        if Cue.ZERO in c.cues:
+            topic0 = self._topic(scope, state, present, allow_stale=True)
+            if topic0 is not None:
+                rules.append(f"zero-anaphora->{topic0.name}")
+                return self._attach(text, lang, topic0.name), topic0
+
         # 2'. typed domains: carry the roles the message leaves open from the question it
         #     is parallel to (the same-type contrast if it names one, else the previous one)
         typed = self._typed_carry(text, lang, scope, state, msg, rules)
@@ -400,6 +427,20 @@ class EmbeddedRewriter:
         rules.append("unresolved")
         return text, focus
 
+    def _type_reference(self, text: str, lang: str, scope: Scope,
+                        present: set[str]) -> tuple[str, Mention] | None:
+        if lang != "en":
+            return None
+        for m in _TYPE_REF.finditer(text):
+            noun = m.group("noun").lower().rstrip("s")
+            cands = [sl for sl in (*scope.slots, *scope.stale)
+                     if sl.type == noun and sl.name.casefold() not in present]
+            if cands:
+                best = max(cands, key=lambda sl: sl.last_seen)
+                ent = Mention(best.type, best.name, best.name, 0, 0, "slot")
+                return text[: m.start()] + best.name + text[m.end():], ent
+        return None
+
     def _answer_new(self, scope: Scope, state: ConversationState) -> list[Mention]:
         """Entities the latest in-scope assistant turn introduced (absent from the question
         it answered): the alternatives an answer offers are what "that one" selects."""
@@ -419,10 +460,32 @@ class EmbeddedRewriter:
         m = _ONE_MOD.search(text)
         if m is not None and m.group("mod").lower() not in _NOT_MODIFIERS:
             mod = m.group("mod").lower()
+            ent = None
             for sl in (*scope.slots, *scope.stale):
                 if sl.type != "attribute" and mod in sl.name.lower().replace("-", " ").split():
                     ent = Mention(sl.type, sl.name, sl.name, 0, 0, "slot")
-                    return text[: m.start()] + _the(sl.name, lang) + text[m.end():], ent
+                    break
+            if ent is None:
+                # "the irish one": a demonym names the place a vocabulary alias spells out
+                place = DEMONYMS.get(mod)
+                hits = self.extractor.vocabulary.find(place) if place else []
+                hits = hits or self.extractor.vocabulary.find(mod)
+                if hits:
+                    ent = hits[0]
+            if ent is not None:
+                return text[: m.start()] + _the(ent.name, lang) + text[m.end():], ent
+            return None
+        m = _OTHER_ONE.search(text)
+        if m is not None:
+            # "the other one": the member of the last pair that was not just discussed
+            asked = {x.name.casefold() for r in self._scoped_user_records(scope, state)[:1]
+                     for x in r.entities}
+            for e in scope.enumerations:
+                if len(e.items) == 2:
+                    rest = [x for x in e.items if x.name.casefold() not in asked]
+                    if len(rest) == 1:
+                        return (text[: m.start()] + _the(rest[0].name, lang) + text[m.end():],
+                                rest[0])
             return None
         m = _ONE_PRON.search(text)
         if m is None:
@@ -729,6 +792,19 @@ class EmbeddedRewriter:
         if lang == "ja":
             return f"{_join(carried, lang)}の{core}{end}"
         return f"{core} ({_join(carried, lang)}){end}"
+
+
+def _after_pivot(text: str) -> str:
+    """The question after a change-of-subject cue ("unrelated to all that — how …?")."""
+    from turnscope.references._classify import _PIVOT_EN, _PIVOT_JA
+
+    pv = _PIVOT_EN.search(text) or _PIVOT_JA.search(text)
+    if pv is None:
+        return text
+    rest = re.split(r"[—–:：;.!?？。、,]|\s-\s", text[pv.end():], maxsplit=1)
+    if len(rest) == 2 and len(rest[1].strip()) > 3:
+        return rest[1].strip()
+    return text
 
 
 def _strip_recall(text: str, lang: str) -> str:
