@@ -173,12 +173,12 @@ def record(id: str, stratum: str, policy: str, **kw: Any) -> ItemRecord:
 
 # helpers as fixtures: test modules here are not a package, so they cannot import this file
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def make_result() -> Any:
     return result_from
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def make_record() -> Any:
     return record
 

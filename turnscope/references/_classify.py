@@ -129,9 +129,8 @@ _PAGE_JA = re.compile(r"(?:この|今の|今見ている|表示中の|こちら�
 _SITE_JA = re.compile(r"(?:この|こちらの|御社の|このウェブ)(?:サイト|ホームページ|ウェブサイト|HP)")
 
 _PRONOUN_EN = re.compile(
-    rf"\b(?:{'|'.join(sorted(ANAPHORS))})\b|\b(?:that|this|those|these)\b(?=\s*(?:[?.!,]|$|"
-    r"(?:is|are|was|were|one|ones|work|apply|include|cover|cost|mean|support|have|has|do|does|"
-    r"in|for|on|to|with|again|too|also)\b))|\bthe\s+(?:same|above|previous|latter|former)\b|"
+    rf"\b(?P<poss>its|their)\b|\b(?:{'|'.join(sorted(ANAPHORS - {'its', 'their'}))})\b|"
+    r"\b(?:that|this|those|these)\b|"
     r"(?<!are )(?<!is )(?<!was )(?<!were )\bthere\b(?!\s+(?:is|are|was|were|a|an|any|be)\b)",
     re.IGNORECASE,
 )
@@ -339,7 +338,7 @@ def classify(text: str, lang: str, mentions: Sequence[Mention], *,
             cues.append(Cue.ELLIPSIS)
     else:
         core = strip_discourse(text)
-        pron = _english_pronoun(text, mentions)
+        pron = english_pronoun(text, mentions)
         if pron is not None:
             cues.append(Cue.PRONOUN)
         if _ONE_ANAPHORA.search(text):
@@ -418,7 +417,7 @@ def _is_fragment(core: str) -> bool:
     return not any(w in VERBS or w in AUXILIARIES or w in WH_WORDS for w in low)
 
 
-def _english_pronoun(text: str, mentions: Sequence[Mention]) -> re.Match[str] | None:
+def english_pronoun(text: str, mentions: Sequence[Mention]) -> re.Match[str] | None:
     """The first pronoun that needs an antecedent outside the message.
 
     *it/they* after a noun phrase of the same message that agrees in number are bound

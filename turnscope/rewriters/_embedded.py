@@ -34,7 +34,15 @@ from collections.abc import Sequence
 
 from turnscope.conversation import ConversationState, ResolvedTurn, Role
 from turnscope.entities import EntityExtractor, Enumeration, Mention
-from turnscope.entities._lexicon import ANAPHORS, DEMONYMS, is_plural, pronoun_number
+from turnscope.entities._lexicon import (
+    ANAPHORS,
+    DEMONYMS,
+    FUNCTION_WORDS,
+    VERBS,
+    is_plural,
+    pronoun_number,
+)
+from turnscope.references._classify import english_pronoun
 from turnscope.references import Cue, ReferenceClass, anchors, find_ordinal_span
 from turnscope.rewriters._base import EMBEDDED, RewriteRequest, RewriteResult
 from turnscope.scope import Message, Scope
@@ -70,6 +78,7 @@ _JA_SITE = re.compile(r"(?:この|こちらの|御社の|このウェブ)(?:サ�
 _ONE_MOD = re.compile(r"\bthe\s+(?P<mod>[a-z][a-z\-]+)\s+ones?\b", re.IGNORECASE)
 _NOT_MODIFIERS = frozenset("first second third last other same next previous new old right "
                            "best only former latter".split())
+_NOT_DEM_NOUNS = frozenset("one ones page site article detail more time way part".split())
 _OTHER_ONE = re.compile(r"\b(?:the\s+)?other\s+one\b", re.IGNORECASE)
 _TYPE_REF = re.compile(r"\b(?:that|this|the|those|these)\s+(?P<noun>[a-z]+)"
                        r"(?:\s+(?:you|we|i)\s+(?:suggested|recommended|mentioned|said|picked|chose|"
@@ -526,45 +535,53 @@ class EmbeddedRewriter:
                     break
         if chosen is None:
             chosen = records[0]
-        vocab_ms = [m for m in chosen.entities if m.source == "vocab"]
-        if not vocab_ms:
-            return None
-        carry: list[Mention] = []
-        seen: set[str] = set()
-        for m in vocab_ms:
-            k = m.name.casefold()
-            if m.type in own_types or k in own_names or k in seen:
-                continue
-            if scope.guarded and state.slots.get(m.type, m.name) is None \
-                    and not m.is_attribute:
-                continue  # evicted or superseded: never carried
-            seen.add(k)
-            carry.append(m)
-        if not carry:
-            return None
-        entities = [m for m in carry if not m.is_attribute]
-        attrs = [m for m in carry if m.is_attribute]
-        head = entities[0] if entities else None
-        # the message's own attribute wins over the carried one ("what about rate limits?")
+        # the store is the whole exchange: the question, then the answer to it
+        answer: list[Mention] = []
+        if chosen.turn < len(state.turns) and state.turns[chosen.turn].role is Role.ASSISTANT:
+            answer = [m for m in state.mentions.get(chosen.turn + 1, ()) if m.source == "vocab"]
+        question = [m for m in chosen.entities if m.source == "vocab"]
+
+        def usable(m: Mention) -> bool:
+            if m.type in own_types or m.name.casefold() in own_names:
+                return False
+            # evicted or superseded entities are never carried
+            return m.is_attribute or not scope.guarded or \
+                state.slots.get(m.type, m.name) is not None
+
+        q_ents = [m for m in question if not m.is_attribute and usable(m)]
+        a_ents = [m for m in answer if not m.is_attribute and usable(m)]
+        attrs = [m for m in question if m.is_attribute and usable(m)]
         if any(m.is_attribute and m.source == "vocab" for m in own):
-            attrs = []
-        if contrast and Cue.ELLIPSIS in c.cues and not (Cue.PRONOUN in c.cues):
+            attrs = []  # the message's own attribute wins ("what about rate limits?")
+        focus = chosen.focus
+        if focus is not None and focus.source == "vocab" and not focus.is_attribute \
+                and usable(focus):
+            head: Mention | None = focus
+        else:
+            head = (q_ents or a_ents or [None])[0]
+        if contrast and Cue.ELLIPSIS in c.cues and Cue.PRONOUN not in c.cues:
             gap = self._gapping(chosen, [m for m in own if m.source == "vocab"], lang)
             if gap is not None:
                 rules.append(f"typed:gapping@turn{chosen.turn}")
                 return gap
+        if head is None and not attrs:
+            return None
         out = text
-        used: list[Mention] = []
         if head is not None and (Cue.PRONOUN in c.cues or Cue.DEMONSTRATIVE in c.cues):
-            new, n = self._substitute_pronouns(out, lang, head.name, allow_that=True)
+            # the pronoun stands for what was asked about: the subject with its attribute
+            # ("can I make it shorter?" after "how does CMK rotation work?")
+            phrase = (f"{head.name}の{attrs[0].name}" if lang == "ja" else
+                      f"{head.name} {attrs[0].name}") if attrs else head.name
+            new, n = self._substitute_pronouns(out, lang, phrase, allow_that=True)
             if n:
-                out = new
-                used.append(head)
-        rest = [m for m in entities + attrs if m not in used]
-        if rest:
-            out = self._attach(out, lang, _join([m.name for m in rest], lang))
-        rules.append(f"typed:carry@turn{chosen.turn}:" + ",".join(m.name for m in used + rest))
-        return out, head or (used[0] if used else None)
+                rules.append(f"typed:anaphora@turn{chosen.turn}->{phrase}")
+                return new, head
+        # an elliptical or bridging question keeps the subject and, if it names no
+        # attribute of its own, the attribute that was asked about
+        carried = ([head] if head is not None else []) + attrs[:1]
+        out = self._attach(out, lang, _join([m.name for m in carried], lang))
+        rules.append(f"typed:attach@turn{chosen.turn}:" + ",".join(m.name for m in carried))
+        return out, head
 
     def _finish_pronouns(self, text: str, lang: str, scope: Scope, state: ConversationState,
                          focus: Mention | None, rules: list[str]) -> tuple[str, Mention | None]:
@@ -611,8 +628,9 @@ class EmbeddedRewriter:
             return _SENT_END.sub("", prev.query)
         return ("の".join(names) if lang == "ja" else " ".join(dict.fromkeys(names)))
 
-    @staticmethod
-    def _substitute_pronouns(text: str, lang: str, name: str, *, allow_that: bool) -> tuple[str, int]:
+    def _substitute_pronouns(self, text: str, lang: str, name: str, *,
+                             allow_that: bool) -> tuple[str, int]:
+        """Replace the pronoun the classifier would resolve (the same rules decide)."""
         if lang == "ja":
             n = 0
 
@@ -624,58 +642,37 @@ class EmbeddedRewriter:
             text = _JA_DEM_NP.sub(dem, text)
             text, k = _JA_PRON.subn(name, text)
             return text, n + k
+        mentions = self.extractor.extract(text, lang)
+        pm = english_pronoun(text, mentions)
+        if pm is not None:
+            word = pm.group(0)
+            low = word.lower()
+            if low in ("that", "this", "those", "these") and not allow_that:
+                return text, 0
+            if low == "there":
+                rep = f"in {name}"
+            elif pm.group("poss") if "poss" in (pm.re.groupindex or {}) else low in ("its", "their"):
+                rep = f"{_the(name, lang)}'" + ("" if name.endswith("s") else "s")
+            else:
+                rep = _the(name, lang)
+            if word[:1].isupper():
+                rep = rep[:1].upper() + rep[1:]
+            return text[: pm.start()] + rep + text[pm.end():], 1
+        # "that region", "those logs": a demonstrative noun phrase
         count = 0
 
         def np_sub(m: re.Match[str]) -> str:
             nonlocal count
             noun = m.group("noun")
             low = noun.lower()
-            if low in {"is", "are", "was", "were", "one", "ones", "page", "site", "article", "in",
-                       "for", "on", "to", "with", "and", "or", "but", "work", "works", "mean",
-                       "means", "apply", "applies", "cover", "covers", "cost", "costs", "support",
-                       "supports", "have", "has", "do", "does", "again", "too", "also", "detail",
-                       "more", "time", "way", "part", "about"}:
+            if low in _NOT_DEM_NOUNS or low in VERBS or low in FUNCTION_WORDS:
                 return m.group(0)
             count += 1
             if low.rstrip("s") in name.lower():
                 return _the(name, lang)
             return f"{_the(name, lang)} {noun}"
 
-        text = _EN_DEM_NP.sub(np_sub, text)
-
-        def pron(m: re.Match[str]) -> str:
-            nonlocal count
-            word = m.group(0)
-            low = word.lower()
-            if low in {"that", "this", "those", "these"} and not allow_that:
-                return word
-            count += 1
-            if m.group("poss"):
-                rep = f"{_the(name, lang)}'s" if not name.endswith("s") else f"{_the(name, lang)}'"
-            else:
-                rep = _the(name, lang)
-            if word[:1].isupper():
-                rep = rep[:1].upper() + rep[1:]
-            return rep
-
-        # only anaphoric uses of that/this: followed by punctuation or a verb, not a noun
-        def guarded_pron(m: re.Match[str]) -> str:
-            low = m.group(0).lower()
-            if low in {"that", "this", "those", "these"}:
-                after = text_ref[m.end():]
-                if re.match(r"\s+(?!is\b|are\b|was\b|were\b|in\b|for\b|on\b|to\b|with\b|again\b|"
-                            r"too\b|also\b|one\b|work|appl|cover|cost|mean|support|have|has|do|"
-                            r"does|include)[A-Za-z]", after):
-                    return m.group(0)
-            if low not in ANAPHORS | {"that", "this", "those", "these"}:
-                return m.group(0)
-            return pron(m)
-
-        text_ref = text
-        text = _EN_PRONOUN.sub(guarded_pron, text)
-        if count == 0:
-            text, k = _EN_THERE.subn(f"in {name}", text)
-            count += k
+        text = _EN_DEM_NP.sub(np_sub, text, count=1)
         return text, count
 
     def _gapping(self, prev: ResolvedTurn, new: Sequence[Mention], lang: str) -> tuple[str, Mention | None] | None:

@@ -1,0 +1,120 @@
+"""``turnscope eval`` through typer's CliRunner, on a tiny data set and corpus."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from turnscope.cli._eval import register
+from turnscope.retrieval import Corpus
+
+runner = CliRunner()
+
+
+def flat(output: str) -> str:
+    """The output with rich's panel borders and line wrapping undone."""
+    return " ".join(re.sub("[│╭╮╰╯─]", " ", output).split())
+
+
+@pytest.fixture
+def app() -> typer.Typer:
+    app = typer.Typer()
+
+    @app.callback()
+    def main() -> None:
+        """Keeps ``eval`` a subcommand (a one-command app would collapse into it)."""
+
+    register(app)
+    return app
+
+
+@pytest.fixture
+def files(tmp_path: Path, item_dicts: list[dict[str, Any]], tiny_corpus: Corpus,
+          long_range_gate: str) -> dict[str, Path]:
+    items = tmp_path / "items.jsonl"
+    items.write_text("".join(json.dumps(d) + "\n" for d in item_dicts), encoding="utf-8")
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"id": p.id, "title": p.title, "text": p.text}) + "\n"
+                              for p in tiny_corpus), encoding="utf-8")
+    gate = tmp_path / "gate.toml"
+    gate.write_text(long_range_gate, encoding="utf-8")
+    return {"items": items, "corpus": corpus, "gate": gate, "dir": tmp_path}
+
+
+def _base(files: dict[str, Path]) -> list[str]:
+    return ["eval", "--dataset", str(files["items"]), "--corpus", str(files["corpus"]),
+            "--retriever", "bm25", "--resamples", "100"]
+
+
+def test_eval_passes_the_gate_and_writes_reports(app: typer.Typer,
+                                                 files: dict[str, Path]) -> None:
+    report = files["dir"] / "report.html"
+    out_json = files["dir"] / "out.json"
+    res = runner.invoke(app, [*_base(files), "--policies", "default", "--gate",
+                              str(files["gate"]), "--report", str(report),
+                              "--json", str(out_json)])
+    assert res.exit_code == 0, res.output
+    assert "gate passed" in res.output
+    assert "long_range" in res.output and "mean" in res.output
+    assert "<svg" in report.read_text(encoding="utf-8")
+    data = json.loads(out_json.read_text(encoding="utf-8"))
+    assert data["gate"]["passed"] is True
+    assert [p["policy"] for p in data["policies"]] == ["default"]
+
+
+def test_gate_failure_exits_1_naming_the_stratum(app: typer.Typer,
+                                                 files: dict[str, Path]) -> None:
+    res = runner.invoke(app, [*_base(files), "--policies", "window:1,default", "--gate",
+                              str(files["gate"])])
+    assert res.exit_code == 1, res.output
+    assert "gate failed" in res.output
+    assert "stratum long_range" in res.output and "window:1" in res.output
+
+
+def test_compare_prints_the_decomposition(app: typer.Typer, files: dict[str, Path]) -> None:
+    res = runner.invoke(app, [*_base(files), "--policies", "default",
+                              "--compare", "full", "window:2"])
+    assert res.exit_code == 0, res.output
+    assert "full → window:2" in res.output
+    assert "sum of delta × share" in res.output and "actual change in the mean" in res.output
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--dataset", "nope.jsonl"], "neither a file nor one of bundled, cast2019"),
+    (["--policies", "widow:2"], "unknown policy 'widow:2'"),
+    (["--retriever", "splade"], "unknown retriever 'splade'"),
+    (["--gate", "missing.toml"], "gate file not found"),
+    (["--dataset", "topiocqa", "--report", "r.html"], "--report applies to follow-up sets"),
+    (["--rewriter", "llm"], "needs base_url and model"),
+])
+def test_errors_are_messages_not_tracebacks(app: typer.Typer, files: dict[str, Path],
+                                            args: list[str], message: str) -> None:
+    base = _base(files)
+    if "--dataset" in args:
+        base = ["eval", "--retriever", "bm25"]
+    res = runner.invoke(app, [*base, *args])
+    assert res.exit_code == 2, res.output
+    assert message in flat(res.output)
+    assert "Traceback" not in res.output
+
+
+def test_bad_item_line_is_named(app: typer.Typer, files: dict[str, Path]) -> None:
+    bad = files["dir"] / "bad.jsonl"
+    bad.write_text('{"id": "a", "follow_up": "ok?"}\n{"id": "b"}\n', encoding="utf-8")
+    res = runner.invoke(app, ["eval", "--dataset", str(bad), "--retriever", "bm25"])
+    assert res.exit_code == 2
+    assert "line 2" in flat(res.output)
+
+
+def test_bad_gate_is_reported_before_the_run(app: typer.Typer, files: dict[str, Path]) -> None:
+    gate = files["dir"] / "bad.toml"
+    gate.write_text('[floors.long_range]\ncontamination = 0.1\n', encoding="utf-8")
+    res = runner.invoke(app, [*_base(files), "--gate", str(gate)])
+    assert res.exit_code == 2
+    assert "ceilings.long_range" in flat(res.output)
