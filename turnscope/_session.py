@@ -92,6 +92,9 @@ class Session:
     ) -> None:
         self.extractor = extractor or EntityExtractor(vocabulary)
         self.policy = get_policy(policy)
+        use_vocab = getattr(self.policy, "use_vocabulary", None)
+        if callable(use_vocab):
+            use_vocab(self.extractor.vocabulary)
         self.embedded = EmbeddedRewriter(self.extractor)
         self.rewriter: Rewriter = rewriter or self.embedded
         # a backend that canonicalises entity names wants the session's vocabulary

@@ -30,6 +30,7 @@ from enum import StrEnum
 from turnscope.entities import Mention
 from turnscope.entities._lexicon import (
     ANAPHORS,
+    DEMONYMS,
     AUXILIARIES,
     FUNCTION_WORDS,
     PREPOSITIONS,
@@ -260,7 +261,31 @@ def find_ordinal_span(text: str, lang: str) -> tuple[int, int, Ordinal] | None:
     return m.start(), m.end(), Ordinal(pos, count, noun)
 
 
+_RECALL_KEY_EN = re.compile(
+    r"\b(?:back\s+to|return(?:ing)?\s+to|revisit(?:ing)?|(?:you\s+)?(?:mentioned|said|told\s+me|"
+    r"talked\s+about|discussed)(?:\s+(?:earlier|before|previously))?(?:\s+about)?|earlier\s+about|"
+    r"about\s+the\s+earlier)\s+(?:what\s+you\s+said\s+about\s+)?(?:the\s+|that\s+|our\s+|your\s+)?"
+    r"(?P<key>[^—–,.?!:;()]+?)(?=\s*(?:[—–,.?!:;()]|\s-\s|$|\s+(?:is|are|was|were|does|do|can|"
+    r"could|will|would|how|what|which|who|when|where|why)\b))",
+    re.IGNORECASE,
+)
+_JA_RECALL_KEY = re.compile(r"(?:さっき|先ほど|先程|前に|以前|最初に)(?:の|話した|言ってた|聞いた)?"
+                            r"([^\s、。？?]{1,20}?)(?:の話|について|のこと|の件|って)")
+
+
 def _topic_key(text: str, lang: str, mentions: Sequence[Mention]) -> str | None:
+    """The words that name what an explicit backward reference goes back to.
+
+    The phrase right after the recall cue wins ("back to the key thing" -> "key"); a
+    demonym is spelled as the place it names ("the aussie region" -> "Australia").
+    """
+    cue = (_JA_RECALL_KEY if lang == "ja" else _RECALL_KEY_EN).search(text)
+    if cue is not None:
+        raw = cue.group("key") if lang != "ja" else cue.group(1)
+        words = [DEMONYMS.get(w.lower(), w) for w in raw.split() if w.lower() not in _VAGUE
+                 and w.lower() not in FUNCTION_WORDS]
+        if words:
+            return " ".join(words)
     for m in mentions:
         if m.is_attribute:
             continue

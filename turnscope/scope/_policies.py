@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from turnscope._exceptions import ConfigError
 from turnscope.conversation import ConversationState, char_bigrams
-from turnscope.entities import Enumeration, Slot, SlotStatus
+from turnscope.entities import Enumeration, Slot, SlotStatus, Vocabulary
 from turnscope.references import ReferenceClass
 from turnscope.scope._base import Message, Scope, ScopePolicy
 from turnscope.scope._segment import CentroidDetector, FlagDetector, SegmentDetector
@@ -151,11 +151,28 @@ class RelevantPolicy:
 
     name = "relevant"
 
-    def __init__(self, min_overlap: float = DEFAULT_RELEVANT_MIN_OVERLAP, top: int = 1) -> None:
+    def __init__(self, min_overlap: float = DEFAULT_RELEVANT_MIN_OVERLAP, top: int = 1,
+                 vocabulary: Vocabulary | None = None) -> None:
         self.min_overlap = min_overlap
         self.top = top
+        self.vocabulary = vocabulary
+
+    def use_vocabulary(self, vocabulary: Vocabulary) -> None:
+        self.vocabulary = vocabulary
 
     def find(self, state: ConversationState, key: str, before: int) -> list[tuple[int, float]]:
+        best = self._find(state, key, before)
+        # "the aussie region" -> Australia -> Sydney (ap-southeast-2): a key that names a
+        # vocabulary entity is also looked for under that entity's names
+        if self.vocabulary is not None and (not best or best[0][1] < 1.0):
+            for hit in self.vocabulary.find(key):
+                for surface in self.vocabulary.surfaces_of(hit.name):
+                    alt = self._find(state, surface, before)
+                    if alt and (not best or alt[0][1] > best[0][1]):
+                        best = alt
+        return best
+
+    def _find(self, state: ConversationState, key: str, before: int) -> list[tuple[int, float]]:
         grams = char_bigrams(key)
         if not grams:
             return []
@@ -190,6 +207,10 @@ class DefaultPolicy:
     def __init__(self) -> None:
         self.liveness = LivenessPolicy()
         self.relevant = RelevantPolicy()
+
+    def use_vocabulary(self, vocabulary: Vocabulary) -> None:
+        """Let topic keys match entities under their aliases (the session calls this)."""
+        self.relevant.vocabulary = vocabulary
 
     def run(self, state: ConversationState, message: Message) -> Scope:
         base = self.liveness.run(state, message)
