@@ -93,7 +93,7 @@ _ORDINAL_EN = re.compile(
 _JA_NUM = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "1": 1, "2": 2, "3": 3, "4": 4, "5": 5,
            "６": 6, "6": 6, "7": 7, "8": 8, "9": 9}
 _ORDINAL_JA = re.compile(
-    r"(?P<n>[1-9１-９一二三四五])(?:つ目|番目|個目|番)|(?P<last>最後|一番下)の|(?P<first>最初|一番上)の"
+    r"(?P<n>[1-9１-９])(?:つ目|番目|個目|番)|(?P<n2>[一二三四五])(?:つ目|番目|個目)|(?P<last>最後|一番下)の|(?P<first>最初|一番上)の"
 )
 
 # follow-up request cues: the term is what carries the intent (22/22 in the field report)
@@ -238,7 +238,7 @@ def find_ordinal_span(text: str, lang: str) -> tuple[int, int, Ordinal] | None:
             noun_end = end + (len(tail.group(0)) if tail and tail.group(1) else 0)
             return m.start(), noun_end, Ordinal(-1 if m.group("last") else 1)
         noun_end = end + (len(tail.group(0)) if tail and tail.group(1) else 0)
-        digit = unicodedata.normalize("NFKC", m.group("n"))
+        digit = unicodedata.normalize("NFKC", m.group("n") or m.group("n2"))
         return m.start(), noun_end, Ordinal(_JA_NUM.get(digit, 1))
     m = _ORDINAL_EN.search(text)
     if not m:

@@ -32,7 +32,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from turnscope.conversation import ConversationState, ResolvedTurn, Role
+from turnscope.conversation import ConversationState, ResolvedTurn, Role, char_bigrams
 from turnscope.entities import EntityExtractor, Enumeration, Mention
 from turnscope.entities._lexicon import (
     ANAPHORS,
@@ -78,6 +78,10 @@ _JA_SITE = re.compile(r"(?:この|こちらの|御社の|このウェブ)(?:サ�
 _ONE_MOD = re.compile(r"\bthe\s+(?P<mod>[a-z][a-z\-]+)\s+ones?\b", re.IGNORECASE)
 _NOT_MODIFIERS = frozenset("first second third last other same next previous new old right "
                            "best only former latter".split())
+# an ordinal that selects from a list ("the third one", "option 2"), not "at the very start"
+_LIST_ORDINAL = re.compile(r"\b(?:first|second|third|fourth|fifth|last|\d(?:st|nd|rd|th))\s+"
+                           r"(?:one|ones|two|three|option|item|region|tier|plan)\b|"
+                           r"\b(?:option|item|point|step|#)\s*\d|[1-9１-９]つ目|番目", re.IGNORECASE)
 _NOT_DEM_NOUNS = frozenset("one ones page site article detail more time way part".split())
 _OTHER_ONE = re.compile(r"\b(?:the\s+)?other\s+one\b", re.IGNORECASE)
 _TYPE_REF = re.compile(r"\b(?:that|this|the|those|these)\s+(?P<noun>[a-z]+)"
@@ -151,11 +155,13 @@ class EmbeddedRewriter:
         else:
             cls_used = cls
 
-        if cls_used is ReferenceClass.EARLIER and Cue.ORDINAL in c.cues:
+        if cls_used is ReferenceClass.EARLIER and Cue.ORDINAL in c.cues \
+                and _LIST_ORDINAL.search(text):
             # "back to the regions — the third one?": the list is the store
             text, focus = self._immediate(text, lang, scope, state, msg, rules)
         elif cls_used is ReferenceClass.EARLIER:
-            text, focus = self._recall(text, lang, scope, state, msg.mentions, rules)
+            text, focus = self._recall(text, lang, scope, state, msg.mentions, rules,
+                                       c.topic_key)
         elif cls_used is ReferenceClass.IMMEDIATE or (
             cls_used in (ReferenceClass.PAGE, ReferenceClass.SITE)
             and (Cue.PRONOUN in c.cues or Cue.ORDINAL in c.cues)
@@ -708,7 +714,8 @@ class EmbeddedRewriter:
 
     # -- recall and screen -----------------------------------------------------------
     def _recall(self, text: str, lang: str, scope: Scope, state: ConversationState,
-                mentions: Sequence[Mention], rules: list[str]) -> tuple[str, Mention | None]:
+                mentions: Sequence[Mention], rules: list[str],
+                msg_key: str | None = None) -> tuple[str, Mention | None]:
         if not scope.recalled:
             rules.append("recall-unresolved")
             return text, None
@@ -720,24 +727,35 @@ class EmbeddedRewriter:
         if rec is not None and rec.focus is not None:
             key_ms.insert(0, rec.focus)
         present = {m.name.casefold() for m in mentions}
-        target = key_ms[0] if key_ms else None
-        if target is None:
+        key = msg_key or ""
+        # the recalled entity is the one of that exchange the topic key names best
+        # (character 2-grams over its names), vocabulary entities first
+        candidates = [m for m in key_ms if m.name.casefold() not in present] or key_ms
+        if not candidates:
             return text, None
+        kg = char_bigrams(key)
+
+        def score(m: Mention) -> tuple[float, int]:
+            names = self.extractor.vocabulary.surfaces_of(m.name) if m.source == "vocab" \
+                else (m.name,)
+            best = max((len(kg & char_bigrams(n)) / max(1, len(kg)) for n in names), default=0.0)
+            return best, int(m.source == "vocab")
+
+        target = max(candidates, key=score) if kg else candidates[0]
+        if target.name.casefold() in present:
+            rules.append("recall:named")
+            return text, target
         new, n = self._substitute_pronouns(text, lang, target.name, allow_that=False)
         if n:
             rules.append(f"recall:anaphora->{target.name}")
             return new, target
-        own = [m for m in mentions if not m.is_attribute]
         has_question = bool(re.search(r"[?？]|\b(?:what|how|is|are|does|do|can|which|why|when)\b",
                                       _strip_recall(text, lang), re.IGNORECASE))
         if rec is not None and not has_question:
             rules.append(f"recall:repeat-turn{ex}")
             return rec.query, target
-        if target.name.casefold() not in present and not own:
-            rules.append(f"recall:attach->{target.name}")
-            return self._attach(text, lang, target.name), target
-        rules.append("recall:named")
-        return text, target
+        rules.append(f"recall:attach->{target.name}")
+        return self._attach(text, lang, target.name), target
 
     @staticmethod
     def _situational(text: str, lang: str, scope: Scope, cls: ReferenceClass) -> str | None:
