@@ -82,6 +82,9 @@ _NOT_MODIFIERS = frozenset("first second third last other same next previous new
 _LIST_ORDINAL = re.compile(r"\b(?:first|second|third|fourth|fifth|last|\d(?:st|nd|rd|th))\s+"
                            r"(?:one|ones|two|three|option|item|region|tier|plan)\b|"
                            r"\b(?:option|item|point|step|#)\s*\d|[1-9１-９]つ目|番目", re.IGNORECASE)
+_PART = re.compile(r"\b(?:the\s+)?(?:(?P<ord>first|second|third|last|final)\s+(?:part|bit|point|"
+                   r"half|sentence)|(?:part|bit)\s+about\s+(?P<about>[^,.?!—–]+))", re.IGNORECASE)
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?。！？])\s+|(?<=[;；])\s*|\s+—\s+")
 _NOT_DEM_NOUNS = frozenset("one ones page site article detail more time way part".split())
 _OTHER_ONE = re.compile(r"\b(?:the\s+)?other\s+one\b", re.IGNORECASE)
 _TYPE_REF = re.compile(r"\b(?:that|this|the|those|these)\s+(?P<noun>[a-z]+)"
@@ -390,6 +393,13 @@ class EmbeddedRewriter:
                 rules.append(f"zero-anaphora->{topic0.name}")
                 return self._attach(text, lang, topic0.name), topic0
 
+        # 1d. elaboration: what the previous exchange was about, user *and* assistant
+        if Cue.ELABORATION in c.cues:
+            elab = self._elaboration(text, lang, scope, state)
+            if elab is not None:
+                rules.append("elaboration")
+                return elab
+
         # 2'. typed domains: carry the roles the message leaves open from the question it
         #     is parallel to (the same-type contrast if it names one, else the previous one)
         typed = self._typed_carry(text, lang, scope, state, msg, rules)
@@ -441,6 +451,42 @@ class EmbeddedRewriter:
             return self._attach(text, lang, anchor.name), anchor
         rules.append("unresolved")
         return text, focus
+
+    def _elaboration(self, text: str, lang: str, scope: Scope,
+                     state: ConversationState) -> tuple[str, Mention | None] | None:
+        """"In more detail" asks about what the assistant just explained.
+
+        The subject is the previous question as it was resolved; "the second part",
+        "the last bit", "the bit about X" narrow it to that sentence of the answer.
+        """
+        records = self._scoped_user_records(scope, state)
+        if not records:
+            return None
+        prev = records[0]
+        answer = ""
+        if prev.turn < len(state.turns) and state.turns[prev.turn].role is Role.ASSISTANT:
+            answer = state.turns[prev.turn].content
+        subject = _SENT_END.sub("", prev.query)
+        part = _PART.search(text) if lang == "en" else None
+        if part is not None and answer:
+            sentences = [x.strip() for x in _SENTENCE_SPLIT.split(answer) if x.strip()]
+            chosen = ""
+            if part.group("about"):
+                key = part.group("about").strip().lower()
+                chosen = next((x for x in sentences if key in x.lower()), "")
+            elif sentences:
+                word = (part.group("ord") or "").lower()
+                idx = {"first": 0, "second": 1, "third": 2, "last": -1, "final": -1}.get(word, -1)
+                if -len(sentences) <= idx < len(sentences):
+                    chosen = sentences[idx]
+            if chosen:
+                words = chosen.split()
+                subject = f"{subject}: {' '.join(words[:24])}"
+        core = _SENT_END.sub("", text)
+        end = "？" if lang == "ja" else "?"
+        if lang == "ja":
+            return f"{subject}について、{core}{end}", prev.focus
+        return f"{core} — {subject}{end}", prev.focus
 
     def _type_reference(self, text: str, lang: str, scope: Scope,
                         present: set[str]) -> tuple[str, Mention] | None:
