@@ -177,7 +177,7 @@ class EmbeddedRewriter:
         entities = tuple(self.extractor.extract(text, lang))
         named = [m for m in entities if not m.is_attribute]
         if focus is None:
-            focus = self._primary(named)
+            focus = self._primary(named, text, lang)
         topic_shift = self._topic_shift(msg.classification.pivot, cls_used, named, scope, state)
         return RewriteResult(
             query=text,
@@ -191,12 +191,20 @@ class EmbeddedRewriter:
 
     # -- helpers ---------------------------------------------------------------------
     @staticmethod
-    def _primary(named: Sequence[Mention]) -> Mention | None:
+    def _primary(named: Sequence[Mention], text: str = "", lang: str = "en") -> Mention | None:
         if not named:
             return None
         # vocabulary entities are the real subjects; among them the first written
-        vocab = [m for m in named if m.source == "vocab"]
-        return (vocab or list(named))[0]
+        vocab = [m for m in named if m.source == "vocab"] or list(named)
+        if lang == "ja" and text:
+            # Japanese noun phrases are head-final: in 「アバター案内の無料トライアル」 the
+            # phrase is about the trial, so follow an の chain to its last entity
+            head = vocab[0]
+            for m in vocab[1:]:
+                if text[head.end:m.start] in ("の", "での", "における"):
+                    head = m
+            return head
+        return vocab[0]
 
     @staticmethod
     def _topic_shift(pivot: bool, cls: ReferenceClass, named: Sequence[Mention], scope: Scope,
@@ -502,6 +510,31 @@ class EmbeddedRewriter:
                 return text[: m.start()] + best.name + text[m.end():], ent
         return None
 
+    def _rheme(self, question: ResolvedTurn, state: ConversationState) -> Mention | None:
+        """The new information of the answer to ``question``, if it introduced any.
+
+        Thematic progression: the new element an answer introduces (its rheme) is what
+        the next question most often takes up as its theme ("Use Infrequent Access
+        instead." -> "what's the minimum duration on that one?"). End focus puts the
+        rheme late in the sentence, so the last introduced entity of the answer's first
+        sentence is taken.
+        """
+        t = question.turn + 1
+        if t > len(state.turns) or state.turns[t - 1].role is not Role.ASSISTANT:
+            return None
+        asked = {m.name.casefold() for m in question.entities}
+        asked |= {m.name.casefold() for m in state.mentions.get(question.turn, ())}
+        content = state.turns[t - 1].content
+        first_end = len(content)
+        mm = _SENTENCE_SPLIT.search(content)
+        if mm is not None:
+            first_end = mm.start()
+        new = [m for m in state.mentions.get(t, ())
+               if m.source == "vocab" and m.name.casefold() not in asked and m.start < first_end]
+        if not new:
+            return None
+        return new[-1]
+
     def _answer_new(self, scope: Scope, state: ConversationState) -> list[Mention]:
         """Entities the latest in-scope assistant turn introduced (absent from the question
         it answered): the alternatives an answer offers are what "that one" selects."""
@@ -619,6 +652,14 @@ class EmbeddedRewriter:
         if head is None and not attrs:
             return None
         out = text
+        rheme = self._rheme(chosen, state) if chosen is records[0] else None
+        if rheme is not None and rheme.name.casefold() in own_names:
+            rheme = None
+        if rheme is not None and (Cue.PRONOUN in c.cues or Cue.DEMONSTRATIVE in c.cues):
+            new, n = self._substitute_pronouns(out, lang, rheme.name, allow_that=True)
+            if n:
+                rules.append(f"typed:rheme@turn{chosen.turn + 1}->{rheme.name}")
+                return new, rheme
         if head is not None and (Cue.PRONOUN in c.cues or Cue.DEMONSTRATIVE in c.cues):
             # the pronoun stands for what was asked about: the subject with its attribute
             # ("can I make it shorter?" after "how does CMK rotation work?")
