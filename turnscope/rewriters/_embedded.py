@@ -655,19 +655,19 @@ class EmbeddedRewriter:
         rheme = self._rheme(chosen, state) if chosen is records[0] else None
         if rheme is not None and rheme.name.casefold() in own_names:
             rheme = None
-        if rheme is not None and (Cue.PRONOUN in c.cues or Cue.DEMONSTRATIVE in c.cues):
-            new, n = self._substitute_pronouns(out, lang, rheme.name, allow_that=True)
-            if n:
-                rules.append(f"typed:rheme@turn{chosen.turn + 1}->{rheme.name}")
-                return new, rheme
         if head is not None and (Cue.PRONOUN in c.cues or Cue.DEMONSTRATIVE in c.cues):
-            # the pronoun stands for what was asked about: the subject with its attribute
-            # ("can I make it shorter?" after "how does CMK rotation work?")
+            # the pronoun stands for what was asked about (the subject with its attribute,
+            # "can I make it shorter?" after "how does CMK rotation work?") or for what the
+            # answer brought in (thematic progression); both readings are kept, the
+            # answer's as a qualifier, since retrieval must not lose either
             phrase = (f"{head.name}の{attrs[0].name}" if lang == "ja" else
                       f"{head.name} {attrs[0].name}") if attrs else head.name
             new, n = self._substitute_pronouns(out, lang, phrase, allow_that=True)
             if n:
                 rules.append(f"typed:anaphora@turn{chosen.turn}->{phrase}")
+                if rheme is not None and rheme.name.casefold() != head.name.casefold():
+                    new = self._attach(new, lang, rheme.name)
+                    rules.append(f"typed:rheme@turn{chosen.turn + 1}->{rheme.name}")
                 return new, head
         # an elliptical or bridging question keeps the subject and, if it names no
         # attribute of its own, the attribute that was asked about
