@@ -32,7 +32,7 @@ from turnscope.entities import (
     bundled_vocabulary,
 )
 from turnscope.references import Classification, ReferenceClass, classify, follow_up_cue
-from turnscope.rewriters import EmbeddedRewriter, RewriteRequest, RewriteResult, Rewriter
+from turnscope.rewriters import EmbeddedRewriter, Rewriter, RewriteRequest, RewriteResult
 from turnscope.scope import Scope, ScopePolicy, get_policy, policy_names
 
 __version__ = "0.1.0"

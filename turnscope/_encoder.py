@@ -56,7 +56,8 @@ class E5Encoder:
             out = out[None, :]
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
-        return (out / norms).astype(np.float32)
+        normed: np.ndarray = (out / norms).astype(np.float32)
+        return normed
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         return self._embed(texts, query=True)

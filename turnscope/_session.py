@@ -8,11 +8,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from turnscope._exceptions import InputError
-from turnscope.conversation import ConversationState, ResolvedTurn, Role, Screen, Turn, detect_language
+from turnscope.conversation import (
+    ConversationState,
+    ResolvedTurn,
+    Role,
+    Screen,
+    Turn,
+    detect_language,
+)
 from turnscope.entities import EntityExtractor, LivenessConfig, Mention, SlotTable, Vocabulary
-from turnscope.references import anchors
-from turnscope.references import classify
-from turnscope.rewriters._base import RewriteRequest, RewriteResult, Rewriter
+from turnscope.references import anchors, classify
+from turnscope.rewriters._base import Rewriter, RewriteRequest, RewriteResult
 from turnscope.rewriters._embedded import EmbeddedRewriter
 from turnscope.scope import Message, Scope, ScopePolicy, get_policy
 

@@ -30,9 +30,9 @@ from turnscope.entities._lexicon import (
     ADJECTIVES,
     DETERMINERS,
     FUNCTION_WORDS,
-    PREPOSITIONS,
     GENERIC_HEADS,
     JA_RELATIONAL,
+    PREPOSITIONS,
     RELATIONAL_NOUNS,
     VERBS,
 )

@@ -177,15 +177,15 @@ class SlotTable:
                 del self._current[key]
         for m in ms:
             key = _key(m.type, m.name)
-            i = self._current.get(key)
-            if i is None:
+            cur = self._current.get(key)
+            if cur is None:
                 self._slots.append(Slot(m.type, m.name, turn, turn, SlotStatus.LIVE, 1, by_user))
                 self._current[key] = len(self._slots) - 1
             else:
-                s = self._slots[i]
+                s = self._slots[cur]
                 if s.last_seen == turn and s.status is SlotStatus.LIVE:
                     continue  # several mentions in one turn count once
-                self._slots[i] = replace(s, last_seen=turn, status=SlotStatus.LIVE,
+                self._slots[cur] = replace(s, last_seen=turn, status=SlotStatus.LIVE,
                                          mentions=s.mentions + 1, by_user=s.by_user or by_user)
 
     def table(self) -> list[dict[str, object]]:

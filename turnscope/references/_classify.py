@@ -30,13 +30,13 @@ from enum import StrEnum
 from turnscope.entities import Mention
 from turnscope.entities._lexicon import (
     ANAPHORS,
-    DEMONYMS,
     AUXILIARIES,
+    DEMONYMS,
     FUNCTION_WORDS,
     PREPOSITIONS,
-    WH_WORDS,
     RELATIONAL_NOUNS,
     VERBS,
+    WH_WORDS,
     is_plural,
     pronoun_number,
 )
@@ -148,7 +148,9 @@ _ELLIPSIS_EN = re.compile(
     re.IGNORECASE,
 )
 # Japanese: a topic phrase closed by は/って with no predicate: 「料金は？」「英語は？」
-_ELLIPSIS_JA = re.compile(r"^[^。？?]{1,20}(?:は|って|も|の方は|のほうは|だと|では)[？?]?\s*$|^(?:じゃあ|では|なら|で)、?")
+_ELLIPSIS_JA = re.compile(
+    r"^[^。？?]{1,20}(?:は|って|も|の方は|のほうは|だと|では)[？?]?\s*$|^(?:じゃあ|では|なら|で)、?"
+)
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*")
 
@@ -294,12 +296,12 @@ def _topic_key(text: str, lang: str, mentions: Sequence[Mention]) -> str | None:
         if words:
             return " ".join(words)
     if lang == "ja":
-        m = re.search(r"([^\s、。？?]{2,20}?)(?:の話|について|のこと|の件)", text)
-        return m.group(1) if m else None
-    m = _TOPIC_EN.search(text)
-    if not m:
+        jm = re.search(r"([^\s、。？?]{2,20}?)(?:の話|について|のこと|の件)", text)
+        return jm.group(1) if jm else None
+    em = _TOPIC_EN.search(text)
+    if not em:
         return None
-    words = [w for w in _WORD.findall(m.group("key"))
+    words = [w for w in _WORD.findall(em.group("key"))
              if w.lower() not in FUNCTION_WORDS and w.lower() not in _VAGUE]
     return " ".join(words[:4]) or None
 

@@ -44,7 +44,7 @@ def reciprocal_rank_fusion(
         raise InputError(f"{len(weights)} weights for {len(rankings)} rankings")
     score: dict[str, float] = {}
     best: dict[str, int] = {}
-    for ranking, weight in zip(rankings, weights):
+    for ranking, weight in zip(rankings, weights, strict=True):
         for hit in ranking:
             score[hit.id] = score.get(hit.id, 0.0) + weight / (k + hit.rank)
             best[hit.id] = min(best.get(hit.id, hit.rank), hit.rank)

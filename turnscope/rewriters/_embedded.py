@@ -29,21 +29,19 @@ section 1 describes, reproduced so policies can be compared on equal terms.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Sequence
 
 from turnscope.conversation import ConversationState, ResolvedTurn, Role, char_bigrams
 from turnscope.entities import EntityExtractor, Enumeration, Mention
 from turnscope.entities._lexicon import (
-    ANAPHORS,
     DEMONYMS,
     FUNCTION_WORDS,
     VERBS,
     is_plural,
     pronoun_number,
 )
-from turnscope.references._classify import english_pronoun
 from turnscope.references import Cue, ReferenceClass, anchors, find_ordinal_span
+from turnscope.references._classify import english_pronoun
 from turnscope.rewriters._base import EMBEDDED, RewriteRequest, RewriteResult
 from turnscope.scope import Message, Scope
 
@@ -146,17 +144,15 @@ class EmbeddedRewriter:
                 rules.append("strip-preamble")
 
         cls = c.reference_class
+        cls_used: ReferenceClass = cls
         if cls in (ReferenceClass.PAGE, ReferenceClass.SITE):
             new = self._situational(text, lang, scope, cls)
             if new is not None:
                 text = new
                 rules.append(f"screen:{cls.value}")
-                cls_used = cls
             else:
                 rules.append("screen-missing")
                 cls_used = ReferenceClass.IMMEDIATE
-        else:
-            cls_used = cls
 
         if cls_used is ReferenceClass.EARLIER and Cue.ORDINAL in c.cues \
                 and _LIST_ORDINAL.search(text):
@@ -438,10 +434,10 @@ class EmbeddedRewriter:
         # 4. ellipsis: copy the antecedent question, substitute the contrasted element
         if Cue.ELLIPSIS in c.cues and prev is not None:
             new_ms = [m for m in msg.mentions]
-            one = self._one_anaphora(text, lang, prev, scope)
-            if one is not None:
-                new_ms = [one]
-                rules.append(f"one-anaphora->{one.name}")
+            one_m = self._one_anaphora(text, lang, prev, scope)
+            if one_m is not None:
+                new_ms = [one_m]
+                rules.append(f"one-anaphora->{one_m.name}")
             for rec in self._parallel_records(scope, state, msg.index):
                 replaced = self._gapping(rec, new_ms, lang)
                 if replaced is not None:
@@ -643,7 +639,7 @@ class EmbeddedRewriter:
                 and usable(focus):
             head: Mention | None = focus
         else:
-            head = (q_ents or a_ents or [None])[0]
+            head = (q_ents or a_ents)[0] if (q_ents or a_ents) else None
         if contrast and Cue.ELLIPSIS in c.cues and Cue.PRONOUN not in c.cues:
             gap = self._gapping(chosen, [m for m in own if m.source == "vocab"], lang)
             if gap is not None:
@@ -870,14 +866,14 @@ class EmbeddedRewriter:
         present_ms = self.extractor.extract(text, lang)
         present = {m.name.casefold() for m in present_ms}
         present_types = {m.type for m in present_ms}
-        score: Counter[tuple[str, str]] = Counter()
+        score: dict[tuple[str, str], float] = {}
         newest = max(scope.turns)
         for t in scope.turns:
             recency = 1.0 / (1 + newest - t)
             for m in state.mentions.get(t, ()):
                 if m.is_attribute:
                     continue
-                score[(m.type, m.name)] += 1.0 + recency
+                score[(m.type, m.name)] = score.get((m.type, m.name), 0.0) + 1.0 + recency
         best: dict[str, tuple[float, str]] = {}
         for (typ, name), sc in score.items():
             if name.casefold() in present or typ in present_types and typ not in ("phrase", "name", "term"):

@@ -1,7 +1,6 @@
 """Scope policies: which turns and entities the rewriter may see (SPEC section 2)."""
 
 from turnscope.scope._base import Message, Scope, ScopePolicy
-from turnscope.scope._render import render_evidence
 from turnscope.scope._policies import (
     DEFAULT_RECENT_TURNS,
     DEFAULT_WINDOW,
@@ -15,6 +14,7 @@ from turnscope.scope._policies import (
     get_policy,
     policy_names,
 )
+from turnscope.scope._render import render_evidence
 from turnscope.scope._segment import (
     CALIBRATED_THRESHOLDS,
     CentroidDetector,

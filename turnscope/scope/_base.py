@@ -66,6 +66,7 @@ class Scope:
 class ScopePolicy(Protocol):
     """Decides, for one message, which turns and slots are in scope."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def run(self, state: ConversationState, message: Message) -> Scope: ...
