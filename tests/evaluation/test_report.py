@@ -19,7 +19,6 @@ from turnscope.evaluation import (
     is_failure,
     print_decomposition,
     print_tables,
-    render_html,
     write_html,
     write_json,
     write_png,

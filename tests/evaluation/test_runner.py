@@ -12,10 +12,10 @@ from turnscope._items import FollowUpItem
 from turnscope.evaluation import (
     MEAN,
     EvalConfig,
+    _runner,
     bundled_session_vocabulary,
     run_eval,
 )
-from turnscope.evaluation import _runner
 from turnscope.retrieval import Corpus
 
 

@@ -215,9 +215,14 @@ def _report_gate(source: str, failures: Sequence[Any], out: Console) -> None:
         return
     for f in failures:
         out.print(f"[red]gate[/red] {f.message}")
-    strata = list(dict.fromkeys(f.stratum for f in failures))
+    by_policy: dict[str, list[str]] = {}
+    for f in failures:
+        strata = by_policy.setdefault(f.policy, [])
+        if f.stratum not in strata:
+            strata.append(f.stratum)
+    where = "; ".join(f"policy {p}: stratum {', '.join(s)}" for p, s in by_policy.items())
     out.print(f"[red bold]gate failed[/red bold] ({source}): {len(failures)} bound(s) missed "
-              f"in stratum {', '.join(strata)}")
+              f"— {where}")
     raise typer.Exit(1)
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
@@ -222,7 +223,7 @@ def print_detection(scores: Sequence[DetectionScore], dataset: str,
     con = console or Console()
     turns = scores[0].tp + scores[0].fp + scores[0].fn + scores[0].tn if scores else 0
     table = Table(title=f"topic-shift detection · {dataset} · {turns} scored turns",
-                  title_justify="left", pad_edge=False)
+                  title_justify="left", box=box.SIMPLE_HEAD, show_edge=False)
     for col in ("detector", "precision", "recall", "F1", "F1 95% interval", "predicted",
                 "switches"):
         table.add_column(col, justify="left" if col == "detector" else "right", no_wrap=True)
