@@ -83,6 +83,9 @@ _LIST_ORDINAL = re.compile(r"\b(?:first|second|third|fourth|fifth|last|\d(?:st|n
 _PART = re.compile(r"\b(?:the\s+)?(?:(?P<ord>first|second|third|last|final)\s+(?:part|bit|point|"
                    r"half|sentence)|(?:part|bit)\s+about\s+(?P<about>[^,.?!—–]+))", re.IGNORECASE)
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?。！？])\s+|(?<=[;；])\s*|\s+—\s+")
+_LOCATIVE = re.compile(r"\b(?:there|down\s+there|over\s+there)\b", re.IGNORECASE)
+#: vocabulary types that name places, for the locative pronoun "there"
+LOCATION_TYPES = frozenset("region location country city zone area site office".split())
 _NOT_DEM_NOUNS = frozenset("one ones page site article detail more time way part".split())
 _OTHER_ONE = re.compile(r"\b(?:the\s+)?other\s+one\b", re.IGNORECASE)
 _TYPE_REF = re.compile(r"\b(?:that|this|the|those|these)\s+(?P<noun>[a-z]+)"
@@ -658,13 +661,22 @@ class EmbeddedRewriter:
             # answer's as a qualifier, since retrieval must not lose either
             phrase = (f"{head.name}の{attrs[0].name}" if lang == "ja" else
                       f"{head.name} {attrs[0].name}") if attrs else head.name
+            if _LOCATIVE.search(text) and head.type not in LOCATION_TYPES:
+                # "there" wants a place: the latest place-typed entity of that exchange
+                places = [m for m in q_ents + a_ents if m.type in LOCATION_TYPES]
+                if places:
+                    head, phrase = places[0], places[0].name
             new, n = self._substitute_pronouns(out, lang, phrase, allow_that=True)
             if n:
                 rules.append(f"typed:anaphora@turn{chosen.turn}->{phrase}")
-                if rheme is not None and rheme.name.casefold() != head.name.casefold():
-                    new = self._attach(new, lang, rheme.name)
-                    rules.append(f"typed:rheme@turn{chosen.turn + 1}->{rheme.name}")
                 return new, head
+        if head is None and rheme is not None and (Cue.PRONOUN in c.cues
+                                                   or Cue.DEMONSTRATIVE in c.cues):
+            # the question named nothing typed: the pronoun takes what the answer brought in
+            new, n = self._substitute_pronouns(out, lang, rheme.name, allow_that=True)
+            if n:
+                rules.append(f"typed:rheme@turn{chosen.turn + 1}->{rheme.name}")
+                return new, rheme
         # an elliptical or bridging question keeps the subject and, if it names no
         # attribute of its own, the attribute that was asked about
         carried = ([head] if head is not None else []) + attrs[:1]

@@ -1,0 +1,281 @@
+"""``turnscope rewrite`` (SPEC section 6), ``turnscope datasets cast`` and ``turnscope chat``."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from turnscope.cli import app
+
+REPO = Path(__file__).resolve().parents[2]
+SPEC_FIELDS = {"id", "query", "reference_class", "topic_shift", "entities", "scope", "backend",
+               "fallback", "fallback_reason"}
+WIDE = {"COLUMNS": "200"}
+
+ORDINAL = {
+    "id": "fu_ord",
+    "lang": "en",
+    "prefix": [
+        {"role": "user", "content": "Which EU regions support customer-managed encryption keys?"},
+        {"role": "assistant", "content": "Frankfurt and Dublin both support CMK for data at rest."},
+    ],
+    "follow_up": "What's the uptime SLA on the second one?",
+    "screen": None,
+    "gold": [],
+    "reference_type": "ordinal",
+    "forbidden_in_rewrite": [],
+    "required_in_rewrite": ["Dublin"],
+}
+PIVOT = {
+    "id": "fu_0211",
+    "prefix": [
+        {"role": "user", "content": "And the RPO for Dublin?"},
+        {"role": "assistant", "content": "The documented RPO for Dublin is 15 minutes."},
+    ],
+    "follow_up": "ok different question — is the billing export API paginated?",
+    "some_extra_field": {"ignored": True},
+}
+PAGE = {
+    "id": "fu_page",
+    "prefix": [],
+    "follow_up": "what's on this page?",
+    "screen": {"page_title": "Billing export API", "page_url": "https://docs.nimbus.example/x",
+               "site": "docs.nimbus.example"},
+}
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+def write_lines(path: Path, lines: list[str]) -> Path:
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def jl(obj: dict[str, Any]) -> str:
+    return json.dumps(obj, ensure_ascii=False)
+
+
+def out_lines(text: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in text.splitlines() if line.strip().startswith("{")]
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+# -- rewrite -------------------------------------------------------------------------
+
+def test_rewrite_one_output_line_per_input_line_in_order(runner: CliRunner, tmp_path: Path) -> None:
+    items = write_lines(tmp_path / "items.jsonl", [jl(ORDINAL), jl(PIVOT), jl(PAGE)])
+    res = runner.invoke(app, ["rewrite", "--input", str(items)], env=WIDE)
+    assert res.exit_code == 0, res.output
+    rows = [json.loads(line) for line in res.stdout.splitlines() if line.strip()]
+    assert [r["id"] for r in rows] == ["fu_ord", "fu_0211", "fu_page"]
+    for r in rows:
+        assert set(r) == SPEC_FIELDS
+        assert r["backend"] == "embedded" and r["fallback"] is False
+    assert "Dublin" in rows[0]["query"]
+    assert "Dublin" not in rows[1]["query"] and rows[1]["topic_shift"] is True
+    assert "Billing export API" in rows[2]["query"]
+    assert rows[0]["scope"]["policy"] == "default"
+
+
+def test_rewrite_bad_lines_are_reported_and_no_other_line_is_lost(
+        runner: CliRunner, tmp_path: Path) -> None:
+    no_follow_up = {k: v for k, v in ORDINAL.items() if k != "follow_up"} | {"id": "fu_missing"}
+    items = write_lines(tmp_path / "items.jsonl", [
+        jl(ORDINAL),
+        '{"id": "fu_broken", "follow_up": ',  # invalid JSON
+        jl(PIVOT),
+        jl(no_follow_up),  # missing follow_up
+        jl(PAGE),
+    ])
+    res = runner.invoke(app, ["rewrite", "--input", str(items)], env=WIDE)
+    assert res.exit_code == 1
+    rows = out_lines(res.stdout)
+    assert [r["id"] for r in rows] == ["fu_ord", "fu_0211", "fu_page"]
+    err = flat(res.stderr)
+    assert re.search(r"line\s+2\b", err), err
+    assert re.search(r"line\s+4\b", err), err
+    assert "follow_up" in err
+    assert not re.search(r"line\s+[135]\b", err), err
+
+
+@pytest.mark.parametrize("bad", ['[1, 2, 3]', '{"id": "fu_x", "follow_up": ""}',
+                                 '{"id": "fu_x", "follow_up": "hi", "prefix": [{"role": "bot", '
+                                 '"content": "x"}]}'])
+def test_rewrite_other_invalid_items_are_reported(runner: CliRunner, tmp_path: Path,
+                                                  bad: str) -> None:
+    items = write_lines(tmp_path / "items.jsonl", [bad, jl(ORDINAL)])
+    res = runner.invoke(app, ["rewrite", "--input", str(items)], env=WIDE)
+    assert res.exit_code == 1
+    assert [r["id"] for r in out_lines(res.stdout)] == ["fu_ord"]
+    assert re.search(r"line\s+1\b", flat(res.stderr)), res.stderr
+
+
+def test_rewrite_unknown_policy_is_a_clear_error(runner: CliRunner, tmp_path: Path) -> None:
+    items = write_lines(tmp_path / "items.jsonl", [jl(ORDINAL)])
+    res = runner.invoke(app, ["rewrite", "--input", str(items), "--policy", "nope"], env=WIDE)
+    assert res.exit_code != 0
+    msg = flat(res.output)
+    assert "nope" in msg
+    assert "liveness" in msg and "window" in msg  # names the valid choices
+    assert "Traceback" not in res.output
+    assert out_lines(res.stdout) == []
+
+
+def test_rewrite_bad_window_is_a_clear_error(runner: CliRunner, tmp_path: Path) -> None:
+    items = write_lines(tmp_path / "items.jsonl", [jl(ORDINAL)])
+    res = runner.invoke(app, ["rewrite", "--input", str(items), "--policy", "window:x"], env=WIDE)
+    assert res.exit_code != 0
+    assert "window" in flat(res.output)
+
+
+@pytest.mark.parametrize("policy", ["full", "window:2", "segment:flag", "liveness", "relevant"])
+def test_rewrite_policy_is_applied(runner: CliRunner, tmp_path: Path, policy: str) -> None:
+    items = write_lines(tmp_path / "items.jsonl", [jl(ORDINAL)])
+    res = runner.invoke(app, ["rewrite", "--input", str(items), "--policy", policy], env=WIDE)
+    assert res.exit_code == 0, res.output
+    (row,) = out_lines(res.stdout)
+    assert row["scope"]["policy"] == policy.split(":")[0]
+
+
+def test_rewrite_output_file(runner: CliRunner, tmp_path: Path) -> None:
+    items = write_lines(tmp_path / "items.jsonl", [jl(ORDINAL), jl(PIVOT)])
+    out = tmp_path / "out.jsonl"
+    res = runner.invoke(app, ["rewrite", "--input", str(items), "--output", str(out)], env=WIDE)
+    assert res.exit_code == 0, res.output
+    assert out_lines(res.stdout) == []
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [r["id"] for r in rows] == ["fu_ord", "fu_0211"]
+    assert all(set(r) == SPEC_FIELDS for r in rows)
+
+
+def test_rewrite_output_file_keeps_good_lines_when_some_are_bad(runner: CliRunner,
+                                                                tmp_path: Path) -> None:
+    items = write_lines(tmp_path / "items.jsonl", ["not json", jl(PIVOT)])
+    out = tmp_path / "out.jsonl"
+    res = runner.invoke(app, ["rewrite", "-i", str(items), "-o", str(out)], env=WIDE)
+    assert res.exit_code == 1
+    assert [json.loads(x)["id"] for x in out.read_text(encoding="utf-8").splitlines()] == ["fu_0211"]
+
+
+def test_rewrite_japanese_item_keeps_unicode(runner: CliRunner, tmp_path: Path) -> None:
+    item = {"id": "ja_1", "lang": "ja",
+            "prefix": [{"role": "user", "content": "アバター案内って何ができるの？"},
+                       {"role": "assistant", "content": "アバター案内は声と画面で案内するAIアバターです。"}],
+            "follow_up": "料金は？"}
+    items = write_lines(tmp_path / "items.jsonl", [jl(item)])
+    res = runner.invoke(app, ["rewrite", "--input", str(items)], env=WIDE)
+    assert res.exit_code == 0, res.output
+    assert "アバター案内" in res.stdout  # written as UTF-8, not \u escapes
+    (row,) = out_lines(res.stdout)
+    assert "アバター案内" in row["query"]
+
+
+def test_rewrite_missing_input_file(runner: CliRunner, tmp_path: Path) -> None:
+    res = runner.invoke(app, ["rewrite", "--input", str(tmp_path / "nope.jsonl")], env=WIDE)
+    assert res.exit_code != 0
+    assert "nope.jsonl" in flat(res.output)
+
+
+# -- datasets cast -------------------------------------------------------------------
+
+def _data_root() -> Path:
+    env = os.environ.get("TURNSCOPE_DATA")
+    return Path(env) if env else (REPO / ".." / "shared" / "data").resolve()
+
+
+def test_datasets_cast_2019_writes_items(runner: CliRunner, tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    if not (_data_root() / "trec-cast").is_dir():
+        pytest.skip("CAsT data not present")
+    monkeypatch.chdir(REPO)  # the default data root is ../shared/data relative to the CWD
+    out = tmp_path / "cast19.jsonl"
+    res = runner.invoke(app, ["datasets", "cast", "--year", "2019", "--output", str(out)],
+                        env=WIDE)
+    assert res.exit_code == 0, res.output
+    items = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(items) > 100
+    ids = [it["id"] for it in items]
+    assert len(ids) == len(set(ids))
+    for it in items:
+        assert {"id", "prefix", "follow_up", "required_in_rewrite", "forbidden_in_rewrite"} <= set(it)
+        assert isinstance(it["follow_up"], str) and it["follow_up"].strip()
+        assert all(t["role"] in ("user", "assistant") for t in it["prefix"])
+    # the items are valid rewrite input
+    head = tmp_path / "head.jsonl"
+    head.write_text("".join(json.dumps(it) + "\n" for it in items[:5]), encoding="utf-8")
+    res2 = runner.invoke(app, ["rewrite", "--input", str(head)], env=WIDE)
+    assert res2.exit_code == 0, res2.output
+    assert [r["id"] for r in out_lines(res2.stdout)] == ids[:5]
+
+
+def test_datasets_cast_reads_turnscope_data(runner: CliRunner, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _data_root()
+    if not (root / "trec-cast").is_dir():
+        pytest.skip("CAsT data not present")
+    monkeypatch.chdir(tmp_path)  # ../shared/data does not exist from here
+    res = runner.invoke(app, ["datasets", "cast", "--year", "2019"],
+                        env={**WIDE, "TURNSCOPE_DATA": str(root)})
+    assert res.exit_code == 0, res.output
+    assert len(out_lines(res.stdout)) > 100
+
+
+def test_datasets_cast_missing_data_is_a_clear_error(runner: CliRunner, tmp_path: Path) -> None:
+    res = runner.invoke(app, ["datasets", "cast", "--year", "2019",
+                              "--data-root", str(tmp_path / "nowhere")], env=WIDE)
+    assert res.exit_code != 0
+    assert "nowhere" in flat(res.output)
+
+
+# -- chat ----------------------------------------------------------------------------
+
+def test_chat_shows_query_class_and_slot_table(runner: CliRunner) -> None:
+    script = "\n".join([
+        "Which EU regions support customer-managed encryption keys?",
+        "a: Frankfurt and Dublin both support CMK for data at rest.",
+        "What's the uptime SLA on the second one?",
+        ":quit",
+    ]) + "\n"
+    res = runner.invoke(app, ["chat"], input=script, env=WIDE)
+    assert res.exit_code == 0, res.output
+    out = res.output
+    assert "What's the uptime SLA on Dublin?" in out
+    assert "query" in out
+    assert "textual_immediate" in out and "standalone" in out
+    assert "slots after turn 3" in out
+    for col in ("type", "name", "introduced", "last_seen", "status"):
+        assert col in out
+    assert re.search(r"region\s*│\s*Dublin", out), out
+
+
+def test_chat_screen_command_feeds_situational_references(runner: CliRunner) -> None:
+    script = ":screen Billing export API | https://docs.nimbus.example/x | docs.nimbus.example\n" \
+             "what's on this page?\n:quit\n"
+    res = runner.invoke(app, ["chat"], input=script, env=WIDE)
+    assert res.exit_code == 0, res.output
+    assert "Billing export API" in res.output
+    assert "situational_page" in res.output
+
+
+def test_chat_ends_on_eof_without_quit(runner: CliRunner) -> None:
+    res = runner.invoke(app, ["chat"], input="How do I rotate an API token?\n", env=WIDE)
+    assert res.exit_code == 0, res.output
+    assert "How do I rotate an API token?" in res.output
+
+
+def test_chat_unknown_policy_is_a_clear_error(runner: CliRunner) -> None:
+    res = runner.invoke(app, ["chat", "--policy", "nope"], input=":quit\n", env=WIDE)
+    assert res.exit_code != 0
+    assert "nope" in flat(res.output)

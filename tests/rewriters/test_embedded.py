@@ -1,0 +1,288 @@
+"""The embedded rewriter, driven through ``Session`` with the bundled vocabularies."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from turnscope import Session, bundled_vocabulary
+
+SPEC_CONVERSATION = [
+    ("user", "Which EU regions support customer-managed encryption keys?"),
+    ("assistant", "Frankfurt and Dublin both support CMK for data at rest."),
+    ("user", "What's the uptime SLA on the second one?"),
+    ("assistant", "Dublin (eu-west-1) is covered by the 99.95% monthly uptime SLA."),
+    ("user", "And the RPO for Dublin?"),
+    ("assistant", "The documented RPO for Dublin is 15 minutes."),
+]
+REGIONS = SPEC_CONVERSATION[:2]
+BILLING = [
+    ("user", "How do I use the billing export API?"),
+    ("assistant", "The billing export API writes daily CSV files to a bucket you choose."),
+]
+UNRELATED = [
+    ("user", "How do I rotate an API token?"),
+    ("assistant", "API tokens are rotated from the console under Security."),
+    ("user", "How long are audit logs kept by default?"),
+    ("assistant", "Audit logs are kept for 400 days by default."),
+    ("user", "Can I peer a VPC in Frankfurt with one in Virginia?"),
+    ("assistant", "Yes, VPC peering works between any two regions."),
+]
+AVATAR = [
+    ("user", "アバター案内って何ができるの？"),
+    ("assistant", "アバター案内は、サイトに来た人を声と画面で案内するAIアバターです。"),
+]
+SCREEN = {"page_title": "Billing export API",
+          "page_url": "https://docs.nimbus.example/api/billing-export",
+          "site": "docs.nimbus.example"}
+
+
+def rewrite(conversation: list[tuple[str, str]], message: str, *, policy: str = "default",
+            vocab: str = "cloud", screen: dict[str, str] | None = None) -> str:
+    s = Session(policy=policy, vocabulary=bundled_vocabulary(vocab))
+    for role, text in conversation:
+        s.add(role, text)
+    return s.user(message, screen=screen).query
+
+
+def has(text: str, term: str) -> bool:
+    """Case-insensitive whole-term match for Latin terms (SPEC section 4 matching)."""
+    return re.search(rf"(?<![A-Za-z0-9]){re.escape(term)}(?![A-Za-z0-9])", text, re.I) is not None
+
+
+# -- ordinal -------------------------------------------------------------------------
+
+def test_ordinal_second_one() -> None:
+    q = rewrite(REGIONS, "What's the uptime SLA on the second one?")
+    assert has(q, "Dublin"), q
+    assert not has(q, "Frankfurt"), q
+    assert "second one" not in q
+    assert has(q, "uptime SLA"), q
+
+
+def test_ordinal_first_one() -> None:
+    q = rewrite(REGIONS, "What's the uptime SLA on the first one?")
+    assert has(q, "Frankfurt") and not has(q, "Dublin"), q
+
+
+def test_ordinal_last_two() -> None:
+    q = rewrite(REGIONS, "What's the uptime SLA on the last two?")
+    assert has(q, "Frankfurt") and has(q, "Dublin"), q
+    assert "last two" not in q
+
+
+# -- pronoun -------------------------------------------------------------------------
+
+def test_pronoun_it_takes_the_previous_subject() -> None:
+    q = rewrite(BILLING, "is it free?")
+    assert has(q, "billing export API"), q
+    assert not re.search(r"\bit\b", q), q
+    assert has(q, "free"), q
+
+
+# -- ellipsis ------------------------------------------------------------------------
+
+def test_ellipsis_with_same_type_contrast() -> None:
+    q = rewrite(SPEC_CONVERSATION, "what about the RTO?")
+    assert has(q, "RTO") and has(q, "Dublin"), q
+    assert not has(q, "RPO"), q
+
+
+# -- pivot ---------------------------------------------------------------------------
+
+def test_pivot_carries_nothing() -> None:
+    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    for role, text in SPEC_CONVERSATION:
+        s.add(role, text)
+    r = s.user("ok different question — is the billing export API paginated?")
+    assert r.topic_shift is True
+    assert r.reference_class == "standalone"
+    for stale in ("Dublin", "eu-west-1", "SLA", "RPO", "encryption", "Frankfurt"):
+        assert not has(r.query, stale), r.query
+    assert r.query.lower() == "is the billing export api paginated?"
+
+
+# -- situational ---------------------------------------------------------------------
+
+def test_this_page_reads_the_screen_title() -> None:
+    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    r = s.user("what's on this page?", screen=SCREEN)
+    assert r.reference_class == "situational_page"
+    assert "Billing export API" in r.query
+    assert "this page" not in r.query
+
+
+def test_this_site_reads_the_screen_site() -> None:
+    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    r = s.user("what other articles are on this site?", screen=SCREEN)
+    assert r.reference_class == "situational_site"
+    assert "docs.nimbus.example" in r.query
+    assert "this site" not in r.query
+
+
+def test_situational_uses_the_screen_of_a_recent_turn() -> None:
+    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    s.user("how do I paginate?", screen=SCREEN)
+    s.assistant("Pass the page token from the previous response.")
+    r = s.user("what's on this page?")
+    assert "Billing export API" in r.query
+
+
+def test_japanese_this_page_reads_the_screen() -> None:
+    s = Session(vocabulary=bundled_vocabulary("ja_site"))
+    r = s.user("このページは何？", screen={"page_title": "料金プラン",
+                                          "page_url": "https://example.jp/pricing",
+                                          "site": "example.jp"})
+    assert r.reference_class == "situational_page"
+    assert "料金プラン" in r.query
+
+
+# -- explicit recall -----------------------------------------------------------------
+
+def test_explicit_recall_brings_dublin_back_after_unrelated_turns() -> None:
+    conv = [
+        ("user", "What's the RPO for Dublin?"),
+        ("assistant", "The documented RPO for Dublin is 15 minutes."),
+        *UNRELATED,
+    ]
+    q = rewrite(conv, "go back to what you said about Dublin")
+    assert has(q, "Dublin"), q
+
+
+def test_explicit_recall_in_the_spec_conversation_keeps_dublin() -> None:
+    # the spec conversation, then a long digression; Dublin is stale or evicted by now
+    q = rewrite(SPEC_CONVERSATION + UNRELATED, "go back to what you said about Dublin")
+    assert has(q, "Dublin"), q
+
+
+def test_explicit_recall_japanese_finds_the_avatar_exchange() -> None:
+    conv = [
+        ("user", "アバター案内の料金はいくら？"),
+        ("assistant", "アバター案内は月額5万円からです。"),
+        ("user", "受付キオスクのレンタル料金っていくら？"),
+        ("assistant", "おもてなし受付のレンタルプランは月額3万円です。"),
+    ]
+    q = rewrite(conv, "さっきのアバターの話ですが、無料トライアルはある？", vocab="ja_site")
+    assert "アバター案内" in q, q
+    assert "無料トライアル" in q, q
+    # the price from the recalled answer is not the subject of the question
+    assert "月額5万円" not in q, q
+    # nor anything from the exchange in between
+    assert "おもてなし受付" not in q and "レンタル" not in q, q
+
+
+# -- Japanese anaphora ---------------------------------------------------------------
+
+@pytest.mark.parametrize("message", ["料金は？", "英語は使える？"])
+def test_japanese_zero_anaphora_takes_the_topic(message: str) -> None:
+    q = rewrite(AVATAR, message, vocab="ja_site")
+    assert "アバター案内" in q, q
+    assert message.rstrip("？") in q, q
+
+
+def test_japanese_sore_is_replaced() -> None:
+    q = rewrite(AVATAR, "それは英語に対応してる？", vocab="ja_site")
+    assert "アバター案内" in q, q
+    assert "それ" not in q, q
+    assert "英語に対応してる" in q, q
+
+
+def test_japanese_sono_noun_phrase() -> None:
+    q = rewrite(AVATAR, "それの無料トライアルはある？", vocab="ja_site")
+    assert "アバター案内" in q and "無料トライアル" in q, q
+
+
+# -- elaboration ---------------------------------------------------------------------
+
+def test_elaboration_names_the_previous_subject() -> None:
+    q = rewrite(BILLING, "explain that in more detail")
+    assert has(q, "billing export API"), q
+
+
+def test_elaboration_after_an_ordinal_turn_keeps_its_resolved_subject() -> None:
+    conv = [*REGIONS,
+            ("user", "What's the uptime SLA on the second one?"),
+            ("assistant", "Dublin (eu-west-1) is covered by the 99.95% monthly uptime SLA.")]
+    q = rewrite(conv, "can you explain that in more detail?")
+    assert has(q, "Dublin"), q
+    assert has(q, "SLA"), q
+
+
+# -- readability ---------------------------------------------------------------------
+
+STANDALONE = [
+    ("How do I rotate an API token?", "How do I rotate an API token?"),
+    ("So, how long are audit logs kept by default?", "how long are audit logs kept by default?"),
+    ("Does the billing export API support Parquet output?",
+     "Does the billing export API support Parquet output?"),
+    ("btw what is the uptime SLA for multi-AZ deployments in Tokyo?",
+     "what is the uptime SLA for multi-AZ deployments in Tokyo?"),
+    ("anyway, what are the lifecycle rules for buckets?", "what are the lifecycle rules for buckets?"),
+    ("How many read replicas can managed Postgres have?",
+     "How many read replicas can managed Postgres have?"),
+    ("ok different question — is the billing export API paginated?",
+     "is the billing export API paginated?"),
+]
+
+
+def _first_lower(s: str) -> str:
+    return s[:1].lower() + s[1:]
+
+
+@pytest.mark.parametrize(("history", "label"), [([], "fresh"), (REGIONS, "after-regions")])
+@pytest.mark.parametrize(("message", "expected"), STANDALONE)
+def test_standalone_query_is_the_message_minus_its_preamble(
+        history: list[tuple[str, str]], label: str, message: str, expected: str) -> None:
+    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    for role, text in history:
+        s.add(role, text)
+    r = s.user(message)
+    assert r.reference_class == "standalone", (label, r.reference_class)
+    # sentence-initial capitalisation aside, nothing is dropped or added
+    assert _first_lower(r.query) == _first_lower(expected), (label, r.query)
+
+
+def test_japanese_standalone_is_unchanged() -> None:
+    q = rewrite(AVATAR, "受付キオスクのレンタル料金っていくら？", vocab="ja_site")
+    assert q == "受付キオスクのレンタル料金っていくら？"
+
+
+def test_short_follow_up_keeps_its_own_words() -> None:
+    # "do tokens expire?" after a token-rotation exchange: the question is about expiry;
+    # it must not turn into a garbled rotation question
+    conv = [("user", "How do I rotate an API token?"),
+            ("assistant", "API tokens are rotated from the console under Security.")]
+    q = rewrite(conv, "do tokens expire?")
+    assert re.search(r"\bdo\b.*\btokens?\b.*\bexpire\b", q, re.I), q
+    assert "rotate" not in q.lower(), q
+
+
+def test_pronoun_query_keeps_the_rest_of_the_message() -> None:
+    q = rewrite(BILLING, "does it support Parquet?")
+    assert q.lower().startswith("does "), q
+    assert has(q, "support Parquet"), q
+    assert has(q, "billing export API"), q
+
+
+# -- policies compared ---------------------------------------------------------------
+
+def test_full_contaminates_where_default_does_not() -> None:
+    # SPEC section 1 turn 7 without the pivot cue
+    msg = "is the billing export API paginated?"
+    full = rewrite(SPEC_CONVERSATION, msg, policy="full")
+    default = rewrite(SPEC_CONVERSATION, msg, policy="default")
+    assert has(full, "Dublin"), full
+    assert not has(default, "Dublin"), default
+    assert has(default, "billing export API"), default
+
+
+def test_relevant_with_nothing_recalled_adds_nothing() -> None:
+    # the relevant policy showed no turn and no slot: the rewrite cannot import an entity
+    s = Session(policy="relevant", vocabulary=bundled_vocabulary("cloud"))
+    for role, text in REGIONS:
+        s.add(role, text)
+    r = s.user("What's the uptime SLA on the second one?")
+    assert r.scope.turns == () and r.scope.slots == ()
+    for name in ("Europe", "Frankfurt", "customer-managed"):
+        assert not has(r.query, name), r.query
