@@ -94,7 +94,8 @@ _VERB_BASES = (
     "transfer transform translate travel trust type undergo unite update urge value visit "
     "vote wait wake walk warn wash watch wear weigh welcome wish wonder worry yield "
     "acquit abolish elect vote pledge treat cure diagnose prescribe spread migrate hibernate "
-    "mate hunt breed graze swim nest erupt flood orbit rotate"
+    "mate hunt breed graze swim nest erupt flood orbit rotate expire renew revoke retain "
+    "replicate promote provision accept reject trigger invoice"
 ).split()
 
 

@@ -440,8 +440,10 @@ def _is_fragment(core: str) -> bool:
     if not words or len(words) > 5:
         return False
     low = [w.lower() for w in words]
-    if low[0] in _VERBLESS_OK and len(low) >= 2:
-        return True  # "do oregon": the pro-verb stands for the previous question
+    if low[0] in _VERBLESS_OK and len(low) == 2 and words[1][:1].isupper():
+        return True  # "do Oregon": the pro-verb stands for the previous question
+    if len(low) >= 2 and low[0] == "now" and low[1] in _VERBLESS_OK:
+        return True  # "now do oregon"
     return not any(w in VERBS or w in AUXILIARIES or w in WH_WORDS for w in low)
 
 

@@ -282,13 +282,16 @@ class EmbeddedRewriter:
         if not scope.guarded:
             return out
         seen = {r.turn for r in out}
+        in_scope = {s.name.casefold() for s in (*scope.slots, *scope.stale)}
+        if not in_scope:
+            return out
         horizon = 2 * state.slots.config.evict_after
         for t in range(now - 1, max(0, now - horizon), -1):
             r = state.resolved.get(t)
             if r is None or t in seen:
                 continue
-            if any(state.slots.get(m.type, m.name) is not None
-                   for m in r.entities if not m.is_attribute):
+            # an older question counts only through entities the scope still holds
+            if any(m.name.casefold() in in_scope for m in r.entities if not m.is_attribute):
                 out.append(r)
         return out
 
@@ -823,11 +826,6 @@ class EmbeddedRewriter:
             key_ms.insert(0, rec.focus)
         present = {m.name.casefold() for m in mentions}
         key = msg_key or ""
-        # the recalled entity is the one of that exchange the topic key names best
-        # (character 2-grams over its names), vocabulary entities first
-        candidates = [m for m in key_ms if m.name.casefold() not in present] or key_ms
-        if not candidates:
-            return text, None
         kg = char_bigrams(key)
 
         def score(m: Mention) -> tuple[float, int]:
@@ -836,10 +834,24 @@ class EmbeddedRewriter:
             best = max((len(kg & char_bigrams(n)) / max(1, len(kg)) for n in names), default=0.0)
             return best, int(m.source == "vocab")
 
-        target = max(candidates, key=score) if kg else candidates[0]
-        if target.name.casefold() in present:
+        # the recalled entity: a vocabulary entity of that exchange the message does not
+        # name yet, the one the topic key names best ("the cache sla" -> managed Redis);
+        # a general phrase only if the key names it well
+        vocab_c = [m for m in key_ms if m.source == "vocab" and m.name.casefold() not in present]
+        general_c = [m for m in key_ms if m.source != "vocab" and m.name.casefold() not in present
+                     and kg and score(m)[0] >= 0.5]
+        target = max(vocab_c, key=score) if vocab_c else (max(general_c, key=score)
+                                                          if general_c else None)
+        if target is None:
+            # everything recalled is named already; an alias ("アバター") gets the canonical
+            # name the documents use
+            named_alias = [m for m in key_ms if m.source == "vocab"
+                           and m.name.casefold() in present
+                           and m.name.casefold() not in text.casefold()]
             rules.append("recall:named")
-            return text, target
+            if named_alias:
+                return self._attach(text, lang, named_alias[0].name), named_alias[0]
+            return text, key_ms[0] if key_ms else None
         new, n = self._substitute_pronouns(text, lang, target.name, allow_that=False)
         if n:
             rules.append(f"recall:anaphora->{target.name}")
@@ -848,7 +860,16 @@ class EmbeddedRewriter:
                                       _strip_recall(text, lang), re.IGNORECASE))
         if rec is not None and not has_question:
             rules.append(f"recall:repeat-turn{ex}")
-            return rec.query, target
+            repeated = rec.query
+            have = {m.name.casefold() for m in self.extractor.extract(repeated, lang)}
+            # what the user named ("... about Dublin") stays in the query
+            keep = [m.name for m in mentions if not m.is_attribute and anchors(m)
+                    and m.name.casefold() not in have]
+            if target.name.casefold() not in have and not keep:
+                keep = [target.name]
+            if keep:
+                repeated = self._attach(repeated, lang, _join(keep, lang))
+            return repeated, target
         rules.append(f"recall:attach->{target.name}")
         return self._attach(text, lang, target.name), target
 

@@ -222,10 +222,12 @@ class DefaultPolicy:
                 recalled_turns = set(rel.turns)
                 # only the recalled turns are read, never the whole slot history
                 extra: list[Slot] = []
+                seen = {s.key.casefold() for s in base.slots}
                 for t in sorted(recalled_turns):
                     for m in state.mentions.get(t, ()):
-                        if m.is_attribute:
+                        if m.is_attribute or m.key.casefold() in seen:
                             continue
+                        seen.add(m.key.casefold())
                         cur = state.slots.get(m.type, m.name)
                         if cur is None or cur.status is not SlotStatus.LIVE:
                             extra.append(cur or Slot(m.type, m.name, t, t, SlotStatus.EVICTED))

@@ -123,8 +123,13 @@ def calibrate_threshold(similarities: Sequence[float], is_shift: Sequence[bool])
     sims = np.asarray(similarities, dtype=np.float64)
     labels = np.asarray(is_shift, dtype=bool)
     best, best_f1 = DEFAULT_CENTROID_THRESHOLD, -1.0
-    for t in np.unique(np.round(sims, 3)):
-        pred = sims < t + 1e-9
+    # candidate cuts lie between consecutive distinct similarities, so that "sim < cut"
+    # puts each observed value cleanly on one side (the detector's own comparison)
+    values = np.unique(sims)
+    cuts = np.concatenate([(values[:-1] + values[1:]) / 2, [values[-1] + 1e-6]]) \
+        if len(values) else np.asarray([DEFAULT_CENTROID_THRESHOLD])
+    for t in cuts:
+        pred = sims < t
         tp = float(np.sum(pred & labels))
         fp = float(np.sum(pred & ~labels))
         fn = float(np.sum(~pred & labels))
