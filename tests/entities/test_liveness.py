@@ -331,7 +331,7 @@ def test_slots_are_append_only(cfg: LivenessConfig, conv: list) -> None:  # type
     for _, _, t, _ in run(cfg, conv):
         slots = t.slots()
         assert len(slots) >= len(prev)
-        for a, b in zip(prev, slots):
+        for a, b in zip(prev, slots, strict=False):
             assert (a.type, a.name, a.introduced) == (b.type, b.name, b.introduced)
         prev = slots
 
