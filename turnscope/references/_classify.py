@@ -374,7 +374,8 @@ def classify(text: str, lang: str, mentions: Sequence[Mention], *,
         tm = _TYPE_NP.search(text)
         if tm and (tm.group("noun") or tm.group("noun2")).lower().rstrip("s") in known_types:
             cues.append(Cue.TYPE)
-        if _ELLIPSIS_EN.search(text) or _ELLIPSIS_EN.search(core) or _is_fragment(core):
+        named_words = {m.surface.lower() for m in mentions if m.source == "vocab"}
+        if _ELLIPSIS_EN.search(text) or _ELLIPSIS_EN.search(core) or _is_fragment(core, named_words):
             cues.append(Cue.ELLIPSIS)
         if has_history and _is_question(text) and not any(_introduces(m, text) for m in named):
             # nothing new is introduced: the question is about the subject already given
@@ -433,14 +434,14 @@ def _proper(m: Mention) -> bool:
         w[:1].isupper() for w in m.name.split())
 
 
-def _is_fragment(core: str) -> bool:
+def _is_fragment(core: str, named: frozenset[str] | set[str] = frozenset()) -> bool:
     """A verbless phrase ("enterprise?", "the rto?", "now do oregon") asks the previous
     question again about something else."""
     words = re.findall(r"[A-Za-z][A-Za-z'\-]*", core)
     if not words or len(words) > 5:
         return False
     low = [w.lower() for w in words]
-    if low[0] in _VERBLESS_OK and len(low) == 2 and words[1][:1].isupper():
+    if low[0] in _VERBLESS_OK and len(low) == 2 and (words[1][:1].isupper() or low[1] in named):
         return True  # "do Oregon": the pro-verb stands for the previous question
     if len(low) >= 2 and low[0] == "now" and low[1] in _VERBLESS_OK:
         return True  # "now do oregon"

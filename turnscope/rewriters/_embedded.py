@@ -87,6 +87,7 @@ _LOCATIVE = re.compile(r"\b(?:there|down\s+there|over\s+there)\b", re.IGNORECASE
 #: vocabulary types that name places, for the locative pronoun "there"
 LOCATION_TYPES = frozenset("region location country city zone area site office".split())
 _NOT_DEM_NOUNS = frozenset("one ones page site article detail more time way part".split())
+_ABOUT_WORD = re.compile(r"\b(?:about|for)\s+(?:the\s+)?(?P<mod>[a-z][a-z\-]+)\s*\??\s*$", re.IGNORECASE)
 _OTHER_ONE = re.compile(r"\b(?:the\s+)?other\s+one\b", re.IGNORECASE)
 _TYPE_REF = re.compile(r"\b(?:that|this|the|those|these)\s+(?P<noun>[a-z]+)"
                        r"(?:\s+(?:you|we|i)\s+(?:suggested|recommended|mentioned|said|picked|chose|"
@@ -594,6 +595,33 @@ class EmbeddedRewriter:
         rep = f"{group} {_the(ent.name, lang)}" if group else _the(ent.name, lang)
         return text[: m.start()] + rep + text[m.end():], ent
 
+    def _contrastive_modifier(self, text: str, lang: str, scope: Scope, state: ConversationState,
+                              own: Sequence[Mention]) -> tuple[str, Mention] | None:
+        """"the reporting one" / "what about usage?" after "the billing export API": the
+        word contrasts with the antecedent's modifier and keeps its head, which names
+        another entity of the vocabulary (N-bar ellipsis with a contrastive modifier)."""
+        if lang != "en":
+            return None
+        m = _ONE_MOD.search(text) or _ABOUT_WORD.search(text)
+        if m is None:
+            return None
+        word = m.group("mod").lower()
+        if word in _NOT_MODIFIERS or any(x.source == "vocab" and x.start <= m.start("mod") < x.end
+                                         for x in own):
+            return None
+        for rec in self._scoped_user_records(scope, state)[:2]:
+            for ent in rec.entities:
+                words = ent.name.split()
+                if ent.source != "vocab" or ent.is_attribute or len(words) < 2:
+                    continue
+                candidate = f"{word} {' '.join(words[1:])}"
+                hits = [h for h in self.extractor.vocabulary.find(candidate) if h.type == ent.type]
+                if hits and hits[0].name.casefold() != ent.name.casefold():
+                    made = hits[0]
+                    return text[: m.start("mod")] + _the(made.name, lang).removeprefix("the ") \
+                        + text[m.end():], made
+        return None
+
     def _typed_carry(self, text: str, lang: str, scope: Scope, state: ConversationState,
                      msg: Message, rules: list[str]) -> tuple[str, Mention | None] | None:
         """Role filling with typed slots.
@@ -607,6 +635,11 @@ class EmbeddedRewriter:
         """
         c = msg.classification
         own = [m for m in self.extractor.extract(text, lang)]
+        contrastive = self._contrastive_modifier(text, lang, scope, state, own)
+        if contrastive is not None:
+            text, made = contrastive
+            rules.append(f"modifier-contrast->{made.name}")
+            own = [m for m in self.extractor.extract(text, lang)]
         own_types = {m.type for m in own if m.source == "vocab"}
         own_names = {m.name.casefold() for m in own}
         records = self._parallel_records(scope, state, msg.index)
