@@ -86,7 +86,7 @@ _ORD_WORDS = "|".join(sorted(ORDINALS_EN, key=len, reverse=True))
 _ORDINAL_EN = re.compile(
     rf"\b(?:the\s+)?(?P<ord>{_ORD_WORDS})\s+(?:of\s+the\s+(?:two|three|four|five)\s+)?"
     rf"(?P<rest>one|ones|two|three|option|item|choice|[a-z][a-z\-]+)\b|"
-    rf"\b(?:option|item|choice|number|no\.|#|point|step|pair|bullet)\s*(?P<num>\d{{1,2}})\b|"
+    rf"(?:\b(?:option|item|choice|number|no\.|point|step|pair|bullet)|#)\s*(?P<num>\d{{1,2}})\b|"
     rf"\bthe\s+(?P<ord2>former|latter)\b|\bthe\s+(?P<ord3>{_ORD_WORDS})(?=\s*(?:[?.!,—-]|$))",
     re.IGNORECASE,
 )
@@ -257,6 +257,10 @@ def find_ordinal_span(text: str, lang: str) -> tuple[int, int, Ordinal] | None:
     count = {"two": 2, "three": 3}.get(rest, 1)
     noun = None if rest in {"one", "ones", "two", "three", "option", "item", "choice"} else rest
     if noun is not None and (noun in FUNCTION_WORDS or noun in VERBS):
+        if m.group(0).lower().startswith("the ") and noun in VERBS:
+            # "what does the 2nd cost": a bare ordinal followed by its verb
+            end = m.start("rest") - 1
+            return m.start(), end, Ordinal(pos, 1, None)
         # "the first time", "first of all" are not ordinal references to a list
         return None
     if noun in {"time", "step", "thing", "question", "place", "sign", "signs", "half", "part"}:

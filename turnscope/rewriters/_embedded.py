@@ -332,6 +332,9 @@ class EmbeddedRewriter:
                 fits = typed
         # within the newest turn: numbered lists, then coordinations, then typed runs
         same_turn = [e for e in fits if e.turn == newest]
+        # the extractor lists a turn's enumerations most explicit first; keep that order
+        # (numbered items, then coordinations, then typed runs) whatever the scope's order
+        same_turn.sort(key=lambda e: (not e.numbered, len(e.items) < 2))
         return same_turn[0]
 
     # -- immediate references --------------------------------------------------------
@@ -384,6 +387,17 @@ class EmbeddedRewriter:
             text, focus = one
             rules.append(f"one-anaphora->{focus.name if focus else '?'}")
             present = present | ({focus.name.casefold()} if focus else set())
+            msg = Message(msg.index, text, msg.lang, tuple(self.extractor.extract(text, lang)),
+                          c, msg.screen)
+
+        # 1a. "the reporting one", "what about usage?": a contrastive modifier names a
+        #     sibling of the antecedent
+        contrastive = self._contrastive_modifier(text, lang, scope, state,
+                                                 list(self.extractor.extract(text, lang)))
+        if contrastive is not None:
+            text, made = contrastive
+            rules.append(f"modifier-contrast->{made.name}")
+            present = present | {made.name.casefold()}
             msg = Message(msg.index, text, msg.lang, tuple(self.extractor.extract(text, lang)),
                           c, msg.screen)
 
@@ -635,11 +649,6 @@ class EmbeddedRewriter:
         """
         c = msg.classification
         own = [m for m in self.extractor.extract(text, lang)]
-        contrastive = self._contrastive_modifier(text, lang, scope, state, own)
-        if contrastive is not None:
-            text, made = contrastive
-            rules.append(f"modifier-contrast->{made.name}")
-            own = [m for m in self.extractor.extract(text, lang)]
         own_types = {m.type for m in own if m.source == "vocab"}
         own_names = {m.name.casefold() for m in own}
         records = self._parallel_records(scope, state, msg.index)
