@@ -88,6 +88,8 @@ _LOCATIVE = re.compile(r"\b(?:there|down\s+there|over\s+there)\b", re.IGNORECASE
 LOCATION_TYPES = frozenset("region location country city zone area site office".split())
 _NOT_DEM_NOUNS = frozenset("one ones page site article detail more time way part".split())
 _ABOUT_WORD = re.compile(r"\b(?:about|for)\s+(?:the\s+)?(?P<mod>[a-z][a-z\-]+)\s*\??\s*$", re.IGNORECASE)
+_DEMONSTRATIVE_WORDS = frozenset("that this those these".split())
+_JA_DEMONSTRATIVE = re.compile(r"(?:それ|その|そちら|そっち)")
 _OTHER_ONE = re.compile(r"\b(?:the\s+)?other\s+one\b", re.IGNORECASE)
 _TYPE_REF = re.compile(r"\b(?:that|this|the|those|these)\s+(?P<noun>[a-z]+)"
                        r"(?:\s+(?:you|we|i)\s+(?:suggested|recommended|mentioned|said|picked|chose|"
@@ -699,6 +701,16 @@ class EmbeddedRewriter:
         rheme = self._rheme(chosen, state) if chosen is records[0] else None
         if rheme is not None and rheme.name.casefold() in own_names:
             rheme = None
+        pron = english_pronoun(text, own) if lang == "en" else None
+        demonstrative = (pron is not None and pron.group(0).lower() in _DEMONSTRATIVE_WORDS) \
+            or (lang == "ja" and bool(_JA_DEMONSTRATIVE.search(text)))
+        if rheme is not None and demonstrative:
+            # givenness: "it" continues what is in focus (the question's subject), while
+            # "that"/"those" point at what was just activated, the answer's new entity
+            new, n = self._substitute_pronouns(out, lang, rheme.name, allow_that=True)
+            if n:
+                rules.append(f"typed:demonstrative@turn{chosen.turn + 1}->{rheme.name}")
+                return new, rheme
         if head is not None and (Cue.PRONOUN in c.cues or Cue.DEMONSTRATIVE in c.cues):
             # the pronoun stands for what was asked about (the subject with its attribute,
             # "can I make it shorter?" after "how does CMK rotation work?") or for what the
