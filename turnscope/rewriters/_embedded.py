@@ -198,12 +198,13 @@ class EmbeddedRewriter:
             return None
         # vocabulary entities are the real subjects; among them the first written
         vocab = [m for m in named if m.source == "vocab"] or list(named)
-        if lang == "ja" and text:
-            # Japanese noun phrases are head-final: in 「アバター案内の無料トライアル」 the
-            # phrase is about the trial, so follow an の chain to its last entity
+        if text:
+            # noun phrases are head-final: 「アバター案内の無料トライアル」 is about the trial,
+            # "CMK rotation" is a rotation; follow a compound (or の chain) to its last entity
+            links = ("の", "での", "における") if lang == "ja" else ("", " ", "-", "'s ", "’s ")
             head = vocab[0]
             for m in vocab[1:]:
-                if text[head.end:m.start] in ("の", "での", "における"):
+                if m.start >= head.end and text[head.end:m.start] in links:
                     head = m
             return head
         return vocab[0]
