@@ -201,6 +201,9 @@ JA_RELATIONAL = frozenset(
 )
 
 
+#: vocabulary types that name places, for the locative pronoun "there"
+LOCATION_TYPES = frozenset("region location country city zone area site office".split())
+
 #: pronoun number, for agreement with an antecedent
 SINGULAR_PRONOUNS = frozenset("it its itself this that".split())
 PLURAL_PRONOUNS = frozenset("they them their theirs themselves these those".split())

@@ -33,6 +33,7 @@ from turnscope.entities._lexicon import (
     AUXILIARIES,
     DEMONYMS,
     FUNCTION_WORDS,
+    LOCATION_TYPES,
     PREPOSITIONS,
     RELATIONAL_NOUNS,
     VERBS,
@@ -485,6 +486,8 @@ def english_pronoun(text: str, mentions: Sequence[Mention]) -> re.Match[str] | N
                 continue  # "can the billing export do that?": the message's own subject
             return pm
         if word == "there":
+            if any(m.type in LOCATION_TYPES and m.end <= pm.start() for m in mentions):
+                continue  # "go with Dublin — what's the RPO there?": bound to the place named
             return pm
         if re.match(r"['’]s\s+(?:unrelated|fine|ok|okay|sorted|all|great|done|clear)\b",
                     text[pm.end():], re.IGNORECASE):

@@ -36,6 +36,7 @@ from turnscope.entities import EntityExtractor, Enumeration, Mention
 from turnscope.entities._lexicon import (
     DEMONYMS,
     FUNCTION_WORDS,
+    LOCATION_TYPES,
     VERBS,
     is_plural,
     pronoun_number,
@@ -84,8 +85,6 @@ _PART = re.compile(r"\b(?:the\s+)?(?:(?P<ord>first|second|third|last|final)\s+(?
                    r"half|sentence)|(?:part|bit)\s+about\s+(?P<about>[^,.?!—–]+))", re.IGNORECASE)
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?。！？])\s+|(?<=[;；])\s*|\s+—\s+")
 _LOCATIVE = re.compile(r"\b(?:there|down\s+there|over\s+there)\b", re.IGNORECASE)
-#: vocabulary types that name places, for the locative pronoun "there"
-LOCATION_TYPES = frozenset("region location country city zone area site office".split())
 _NOT_DEM_NOUNS = frozenset("one ones page site article detail more time way part".split())
 _ABOUT_WORD = re.compile(r"\b(?:about|for)\s+(?:the\s+)?(?P<mod>[a-z][a-z\-]+)\s*\??\s*$", re.IGNORECASE)
 _DEMONSTRATIVE_WORDS = frozenset("that this those these".split())
@@ -414,6 +413,14 @@ class EmbeddedRewriter:
                 msg = Message(msg.index, text, msg.lang,
                               tuple(self.extractor.extract(text, lang)), c, msg.screen)
 
+        # once the message's own reference is resolved ("go with the irish one — RPO there?"
+        # -> Dublin), what is left of it refers inside the message: nothing more is carried
+        if any(r.startswith(("one-anaphora", "modifier-contrast", "type-anaphora"))
+               for r in rules) and lang == "en" \
+                and english_pronoun(text, self.extractor.extract(text, lang)) is None \
+                and Cue.ELLIPSIS not in c.cues:
+            return text, focus
+
         # 1c. Japanese zero anaphora: the dropped topic is the topic in play
         if Cue.ZERO in c.cues:
             topic0 = self._topic(scope, state, present, allow_stale=True)
@@ -626,17 +633,20 @@ class EmbeddedRewriter:
         if word in _NOT_MODIFIERS or any(x.source == "vocab" and x.start <= m.start("mod") < x.end
                                          for x in own):
             return None
-        for rec in self._scoped_user_records(scope, state)[:2]:
-            for ent in rec.entities:
-                words = ent.name.split()
-                if ent.source != "vocab" or ent.is_attribute or len(words) < 2:
-                    continue
-                candidate = f"{word} {' '.join(words[1:])}"
-                hits = [h for h in self.extractor.vocabulary.find(candidate) if h.type == ent.type]
-                if hits and hits[0].name.casefold() != ent.name.casefold():
-                    made = hits[0]
-                    return text[: m.start("mod")] + _the(made.name, lang).removeprefix("the ") \
-                        + text[m.end():], made
+        recent = [e for rec in self._scoped_user_records(scope, state)[:2] for e in rec.entities]
+        # then the entities the scope still holds (a sibling of something said earlier)
+        recent += [Mention(sl.type, sl.name, sl.name, 0, 0, "vocab")
+                   for sl in (*scope.slots, *scope.stale) if sl.type != "attribute"]
+        for ent in recent:
+            words = ent.name.split()
+            if ent.source != "vocab" or ent.is_attribute or len(words) < 2:
+                continue
+            candidate = f"{word} {' '.join(words[1:])}"
+            hits = [h for h in self.extractor.vocabulary.find(candidate) if h.type == ent.type]
+            if hits and hits[0].name.casefold() != ent.name.casefold():
+                made = hits[0]
+                return text[: m.start("mod")] + _the(made.name, lang).removeprefix("the ") \
+                    + text[m.end():], made
         return None
 
     def _typed_carry(self, text: str, lang: str, scope: Scope, state: ConversationState,
