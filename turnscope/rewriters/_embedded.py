@@ -723,15 +723,24 @@ class EmbeddedRewriter:
                 rules.append(f"typed:demonstrative@turn{chosen.turn + 1}->{rheme.name}")
                 return new, rheme
         if head is not None and (Cue.PRONOUN in c.cues or Cue.DEMONSTRATIVE in c.cues):
-            # the pronoun stands for what was asked about (the subject with its attribute,
-            # "can I make it shorter?" after "how does CMK rotation work?") or for what the
-            # answer brought in (thematic progression); both readings are kept, the
-            # answer's as a qualifier, since retrieval must not lose either
+            # the pronoun stands for what was asked about: the subject with its attribute
+            # ("can I make it shorter?" after "how does CMK rotation work?")
+            number = pronoun_number(pron.group(0)) if pron is not None else None
+            if number is not None and lang == "en" and (number == "pl") != is_plural(head.name):
+                # agreement: "who can create them?" wants a plural antecedent
+                agreeing = [m for m in q_ents + a_ents if (number == "pl") == is_plural(m.name)]
+                if agreeing:
+                    head = agreeing[0]
+                    attrs = []
             phrase = (f"{head.name}の{attrs[0].name}" if lang == "ja" else
                       f"{head.name} {attrs[0].name}") if attrs else head.name
             if _LOCATIVE.search(text) and head.type not in LOCATION_TYPES:
-                # "there" wants a place: the latest place-typed entity of that exchange
+                # "there" wants a place: of that exchange, else the latest the scope holds
                 places = [m for m in q_ents + a_ents if m.type in LOCATION_TYPES]
+                if not places:
+                    held = sorted((sl for sl in (*scope.slots, *scope.stale)
+                                   if sl.type in LOCATION_TYPES), key=lambda sl: -sl.last_seen)
+                    places = [Mention(sl.type, sl.name, sl.name, 0, 0, "slot") for sl in held]
                 if places:
                     head, phrase = places[0], places[0].name
             new, n = self._substitute_pronouns(out, lang, phrase, allow_that=True)
