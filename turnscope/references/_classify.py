@@ -349,6 +349,17 @@ def classify(text: str, lang: str, mentions: Sequence[Mention], *,
         return Classification(ReferenceClass.SITE, True, follow_up, (Cue.SCREEN,), pivot=pivot)
     if page:
         return Classification(ReferenceClass.PAGE, True, follow_up, (Cue.SCREEN,), pivot=pivot)
+    if has_screen and not pivot:
+        # situational deixis: with a page in front of the user, the proximal demonstrative
+        # ("is this available in London?", 「この事例」「ここに載ってる」) points at the screen
+        if lang == "ja":
+            proximal = _PROXIMAL_JA.search(text) is not None
+        else:
+            pr = english_pronoun(text, mentions)
+            proximal = pr is not None and pr.group(0).lower() in ("this", "these")
+        if proximal:
+            return Classification(ReferenceClass.PAGE, True, follow_up,
+                                  (Cue.SCREEN, Cue.PRONOUN), pivot=pivot)
 
     recall = _RECALL_JA.search(text) if lang == "ja" else _RECALL_EN.search(text)
     if recall and has_history:
@@ -468,13 +479,15 @@ def english_pronoun(text: str, mentions: Sequence[Mention]) -> re.Match[str] | N
             after = text[pm.end():]
             nxt = re.match(r"\s+([A-Za-z][\w'\-]*)", after)
             nxt_start = pm.end() + (nxt.start(1) if nxt else 0)
-            if nxt and (nxt_start in starts or nxt.group(1).lower() in ("one", "ones")):
-                continue  # determiner, or one-anaphora (its own cue)
             before = re.findall(r"[A-Za-z']+", text[: pm.start()])
             prev = before[-1].lower() if before else ""
+            if nxt and (nxt_start in starts or nxt.group(1).lower() in ("one", "ones")) \
+                    and not (prev in AUXILIARIES and _verb_like(nxt.group(1), after[nxt.end():])):
+                continue  # determiner, or one-anaphora (its own cue)
             if word == "that" and nxt and nxt.group(1).lower() in _THAT_CLAUSE_NEXT \
-                    and prev not in AUXILIARIES and prev not in WH_WORDS and prev:
-                continue  # complementiser or relative pronoun
+                    and prev not in AUXILIARIES and prev not in WH_WORDS \
+                    and prev not in PREPOSITIONS and prev:
+                continue  # complementiser or relative pronoun ("after that" is a pronoun)
             if word == "that" and prev and prev not in AUXILIARIES and prev not in WH_WORDS \
                     and prev not in PREPOSITIONS and prev not in VERBS and prev not in (
                         "explain", "expand", "elaborate", "about", "is", "do"):
@@ -493,12 +506,32 @@ def english_pronoun(text: str, mentions: Sequence[Mention]) -> re.Match[str] | N
                     text[pm.end():], re.IGNORECASE):
             continue  # "it's unrelated": a dummy subject
         num = pronoun_number(word)
+        possessive = word in ("its", "their")
+        # binding: a pronoun takes a noun phrase of its own message only across a clause
+        # boundary ("what is Rock City, and why is it famous?"); inside one clause a
+        # personal pronoun cannot refer to its own subject ("a viewer can't do it"),
+        # possessives can ("the Brits and their ...")
         bound = any(anchors(m) and m.end <= pm.start()
                     and (num is None or (num == "pl") == is_plural(_np(text, m)))
+                    and (possessive or _CLAUSE_BREAK.search(text[m.end:pm.start()]))
                     for m in mentions if not m.is_attribute or m.source == "vocab")
         if not bound:
             return pm
     return None
+
+
+_CLAUSE_BREAK = re.compile(r"[,;:—–?!.]|\s-\s|\b(?:and|or|but|so|because|if|when|then|which|"
+                           r"that|who|where|while|before|after)\b", re.IGNORECASE)
+
+
+def _verb_like(word: str, rest: str) -> bool:
+    """After "does that …" / "is that …": is this word the verb (so *that* is a pronoun)?"""
+    w = word.lower()
+    if w in VERBS or w.endswith(("ed", "ing")):
+        return True
+    nxt = re.match(r"\s*([A-Za-z]+|[?.!,])", rest)
+    return nxt is None or nxt.group(1).lower() in PREPOSITIONS | {"?", ".", "!", ",", "anywhere",
+                                                                   "too", "also", "again"}
 
 
 def _np(text: str, m: Mention) -> str:
@@ -514,6 +547,7 @@ def _np(text: str, m: Mention) -> str:
     return " ".join(words)
 
 
+_PROXIMAL_JA = re.compile(r"これ|この|ここ|こちら")
 _GIVEN_DET = re.compile(r"\b(?:the|its|their|this|that|these|those|what|which|whose|such)\s*$",
                        re.IGNORECASE)
 

@@ -89,6 +89,9 @@ _NOT_DEM_NOUNS = frozenset("one ones page site article detail more time way part
 _ABOUT_WORD = re.compile(r"\b(?:about|for)\s+(?:the\s+)?(?P<mod>[a-z][a-z\-]+)\s*\??\s*$", re.IGNORECASE)
 _DEMONSTRATIVE_WORDS = frozenset("that this those these".split())
 _JA_DEMONSTRATIVE = re.compile(r"(?:それ|その|そちら|そっち)")
+_EN_PROXIMAL = re.compile(r"\b(?:this|these)\b(?!\s+(?:page|site|article)\b)", re.IGNORECASE)
+_JA_PROXIMAL_NP = re.compile(r"この(?=[\u30a0-\u30ffー\u4e00-\u9fffA-Za-z])")
+_JA_PROXIMAL = re.compile(r"これ|ここ|こちら")
 _OTHER_ONE = re.compile(r"\b(?:the\s+)?other\s+one\b", re.IGNORECASE)
 _TYPE_REF = re.compile(r"\b(?:that|this|the|those|these)\s+(?P<noun>[a-z]+)"
                        r"(?:\s+(?:you|we|i)\s+(?:suggested|recommended|mentioned|said|picked|chose|"
@@ -168,7 +171,9 @@ class EmbeddedRewriter:
                                        c.topic_key)
         elif cls_used is ReferenceClass.IMMEDIATE or (
             cls_used in (ReferenceClass.PAGE, ReferenceClass.SITE)
-            and (Cue.PRONOUN in c.cues or Cue.ORDINAL in c.cues)
+            and (Cue.ORDINAL in c.cues or (Cue.PRONOUN in c.cues and lang == "en"
+                                            and english_pronoun(text, self.extractor.extract(
+                                                text, lang)) is not None))
         ):
             text, focus = self._immediate(text, lang, scope, state, msg, rules)
 
@@ -963,7 +968,17 @@ class EmbeddedRewriter:
             return None
         pat = _JA_PAGE if lang == "ja" else _EN_PAGE
         rep = f"「{title}」のページ" if lang == "ja" else f"the page \"{title}\""
-        return pat.sub(rep, text, count=1)
+        out, n = pat.subn(rep, text, count=1)
+        if n:
+            return out
+        # a proximal demonstrative for what is on screen: "is this available in London?"
+        if lang == "ja":
+            out, n = _JA_PROXIMAL_NP.subn(f"「{title}」の", text, count=1)
+            if not n:
+                out, n = _JA_PROXIMAL.subn(f"「{title}」", text, count=1)
+            return out if n else None
+        out, n = _EN_PROXIMAL.subn(title, text, count=1)
+        return out if n else None
 
     # -- carry (unguarded scopes only) ----------------------------------------------
     def _carry(self, text: str, lang: str, scope: Scope, state: ConversationState,
