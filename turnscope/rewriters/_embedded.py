@@ -739,6 +739,13 @@ class EmbeddedRewriter:
                     attrs = []
             phrase = (f"{head.name}の{attrs[0].name}" if lang == "ja" else
                       f"{head.name} {attrs[0].name}") if attrs else head.name
+            # the other entities of that question qualify the head, as a reader would
+            # say it: "the uptime SLA for managed Redis", 「マネージドRedisのSLA」
+            others = [m.name for m in q_ents if m.name.casefold() != head.name.casefold()
+                      and m.type != head.type][:1]
+            head_in_question = any(m.name.casefold() == head.name.casefold() for m in q_ents)
+            if others and head_in_question:
+                phrase = (f"{others[0]}の{phrase}" if lang == "ja" else f"{phrase} for {others[0]}")
             if _LOCATIVE.search(text) and head.type not in LOCATION_TYPES:
                 # "there" wants a place: of that exchange, else the latest the scope holds
                 places = [m for m in q_ents + a_ents if m.type in LOCATION_TYPES]
