@@ -264,7 +264,8 @@ def find_ordinal_span(text: str, lang: str) -> tuple[int, int, Ordinal] | None:
             return m.start(), end, Ordinal(pos, 1, None)
         # "the first time", "first of all" are not ordinal references to a list
         return None
-    if noun in {"time", "step", "thing", "question", "place", "sign", "signs", "half", "part"}:
+    if noun in {"time", "step", "thing", "question", "place", "sign", "signs", "half", "part", "bit",
+                "sentence", "paragraph"}:
         return None
     return m.start(), m.end(), Ordinal(pos, count, noun)
 

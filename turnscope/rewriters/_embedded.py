@@ -522,6 +522,17 @@ class EmbeddedRewriter:
             if chosen:
                 words = chosen.split()
                 subject = f"{subject}: {' '.join(words[:24])}"
+        elif answer:
+            # what the answer explained in its own terms: its first typed entities that the
+            # question did not name ("owner ... billing stuff?" -> billing admin)
+            asked = {m.name.casefold() for m in self.extractor.extract(subject, lang)}
+            added = [m.name for m in state.mentions.get(prev.turn + 1, ())
+                     if m.source == "vocab" and not m.is_attribute
+                     and m.name.casefold() not in asked]
+            added = list(dict.fromkeys(added))[:1]
+            if added:
+                subject = f"{subject} ({_join(added, lang)})" if lang == "en" else \
+                    f"{subject}（{_join(added, lang)}）"
         core = _SENT_END.sub("", text)
         end = "？" if lang == "ja" else "?"
         if lang == "ja":
