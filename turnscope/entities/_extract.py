@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -98,6 +98,51 @@ class Vocabulary:
 
     entries: tuple[_Entry, ...] = ()
     attribute_types: frozenset[str] = field(default_factory=frozenset)
+    #: P(b | a) over documents: how typical entity b is where entity a is discussed
+    #: (canonical names, case-folded). Domain knowledge for choosing between referents.
+    related: Mapping[str, Mapping[str, float]] = field(default_factory=dict, compare=False,
+                                                      hash=False)
+    #: the documents the associations were counted over: (case-folded text, entity names)
+    documents: tuple[tuple[str, frozenset[str]], ...] = field(default=(), compare=False,
+                                                             hash=False)
+
+    def with_associations(self, texts: Iterable[str]) -> Vocabulary:
+        """The same vocabulary with entity associations counted over ``texts`` (documents:
+        two entities are associated when the same passage names both).
+
+        >>> v = Vocabulary.from_dict({"types": {"p": ["kiosk", "chatbot"], "f": ["warranty"]}})
+        >>> v = v.with_associations(["kiosk warranty", "chatbot plans"])
+        >>> v.association("warranty", "kiosk"), v.association("warranty", "chatbot")
+        (1.0, 0.0)
+        """
+        docs: dict[str, int] = {}
+        pairs: dict[str, dict[str, int]] = {}
+        documents: list[tuple[str, frozenset[str]]] = []
+        for text in texts:
+            names = {m.name.casefold() for m in self.find(text)}
+            documents.append((_norm(text).casefold(), frozenset(names)))
+            for a in names:
+                docs[a] = docs.get(a, 0) + 1
+                row = pairs.setdefault(a, {})
+                for b in names:
+                    if b != a:
+                        row[b] = row.get(b, 0) + 1
+        related = {a: {b: n / docs[a] for b, n in row.items()} for a, row in pairs.items()}
+        return Vocabulary(self.entries, self.attribute_types, related, tuple(documents))
+
+    def association(self, a: str, b: str) -> float:
+        """P(b | a): the share of documents naming ``a`` that also name ``b``. ``a`` may be
+        any phrase (matched as a substring of the documents) when it is not an entity."""
+        row = self.related.get(a.casefold())
+        if row is not None:
+            return row.get(b.casefold(), 0.0)
+        key = _norm(a).casefold()
+        if len(key) < 2 or not self.documents:
+            return 0.0
+        hits = [names for text, names in self.documents if key in text]
+        if not hits:
+            return 0.0
+        return sum(b.casefold() in names for names in hits) / len(hits)
 
     @classmethod
     def from_dict(cls, data: object, *, source: str = "<vocabulary>") -> Vocabulary:
@@ -137,7 +182,8 @@ class Vocabulary:
         return frozenset(e.type for e in self.entries)
 
     def merged(self, other: Vocabulary) -> Vocabulary:
-        return Vocabulary(self.entries + other.entries, self.attribute_types | other.attribute_types)
+        return Vocabulary(self.entries + other.entries, self.attribute_types | other.attribute_types,
+                          {**self.related, **other.related}, self.documents + other.documents)
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -205,14 +251,33 @@ def _surface_lookup(entries: tuple[_Entry, ...]) -> dict[str, _Entry]:
     return out
 
 
+#: the bundled corpus each bundled vocabulary's associations are counted over
+BUNDLED_CORPUS_OF = {"cloud": "cloud_docs", "ja_site": "ja_site"}
+
+
 @lru_cache(maxsize=8)
 def bundled_vocabulary(name: str) -> Vocabulary:
-    """A vocabulary shipped with turnscope (``cloud``, ``ja_site``)."""
+    """A vocabulary shipped with turnscope (``cloud``, ``ja_site``), with entity
+    associations counted over the bundled documents of the same domain."""
     try:
         ref = resources.files("turnscope").joinpath("data", "vocab", f"{name}.json")
-        return Vocabulary.from_dict(json.loads(ref.read_text(encoding="utf-8")), source=name)
+        vocab = Vocabulary.from_dict(json.loads(ref.read_text(encoding="utf-8")), source=name)
     except FileNotFoundError:
         raise ConfigError(f"no bundled vocabulary named {name!r}") from None
+    corpus = BUNDLED_CORPUS_OF.get(name)
+    if corpus is None:
+        return vocab
+    try:
+        lines = resources.files("turnscope").joinpath("data", "corpus", f"{corpus}.jsonl") \
+            .read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return vocab
+    texts = []
+    for line in lines:
+        if line.strip():
+            row = json.loads(line)
+            texts.append(f"{row.get('title', '')} {row.get('text', '')}")
+    return vocab.with_associations(texts)
 
 
 # General extractor ---------------------------------------------------------------------

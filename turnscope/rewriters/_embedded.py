@@ -92,6 +92,8 @@ _JA_DEMONSTRATIVE = re.compile(r"(?:それ|その|そちら|そっち)")
 _EN_PROXIMAL = re.compile(r"\b(?:this|these)\b(?!\s+(?:page|site|article)\b)", re.IGNORECASE)
 _JA_PROXIMAL_NP = re.compile(r"この(?=[\u30a0-\u30ffー\u4e00-\u9fffA-Za-z])")
 _JA_PROXIMAL = re.compile(r"これ|ここ|こちら")
+#: how many earlier questions compete when the domain knows which thread fits (bounded)
+DEFAULT_THREADS = 4
 _OTHER_ONE = re.compile(r"\b(?:the\s+)?other\s+one\b", re.IGNORECASE)
 _TYPE_REF = re.compile(r"\b(?:that|this|the|those|these)\s+(?P<noun>[a-z]+)"
                        r"(?:\s+(?:you|we|i)\s+(?:suggested|recommended|mentioned|said|picked|chose|"
@@ -426,9 +428,20 @@ class EmbeddedRewriter:
                 and Cue.ELLIPSIS not in c.cues:
             return text, focus
 
-        # 1c. Japanese zero anaphora: the dropped topic is the topic in play
+        # 1c. Japanese zero anaphora: the dropped topic is the topic in play, unless the
+        #     domain knows another entity in scope goes with what the message asks about
         if Cue.ZERO in c.cues:
             topic0 = self._topic(scope, state, present, allow_stale=True)
+            own0 = [m for m in self.extractor.extract(text, lang) if not m.is_attribute
+                    or m.source == "vocab"]
+            cands0 = ([topic0] if topic0 is not None else []) + [
+                Mention(sl.type, sl.name, sl.name, 0, 0, "slot")
+                for sl in sorted((*scope.slots, *scope.stale), key=lambda sl: -sl.last_seen)
+                if sl.type != "attribute" and sl.name.casefold() not in present
+                and sl.type not in {m.type for m in own0 if m.source == "vocab"}]
+            best0 = self._associated(own0, cands0)
+            if best0 is not None:
+                topic0 = best0
             if topic0 is not None:
                 rules.append(f"zero-anaphora->{topic0.name}")
                 return self._attach(text, lang, topic0.name), topic0
@@ -635,6 +648,18 @@ class EmbeddedRewriter:
         rep = f"{group} {_the(ent.name, lang)}" if group else _the(ent.name, lang)
         return text[: m.start()] + rep + text[m.end():], ent
 
+    def _associated(self, own: Sequence[Mention], candidates: Sequence[Mention]) -> Mention | None:
+        """The candidate the domain most associates with the message's own entities
+        (documents that discuss the one discuss the other), if any association is known;
+        ties keep the candidates' order (recency)."""
+        vocab = self.extractor.vocabulary
+        if not own or not candidates or not vocab.related:
+            return None
+        scored = [(max(vocab.association(o.name, c.name) for o in own), -i, c)
+                  for i, c in enumerate(candidates)]
+        best = max(scored, key=lambda t: (t[0], t[1]))
+        return best[2] if best[0] > 0 else None
+
     def _contrastive_modifier(self, text: str, lang: str, scope: Scope, state: ConversationState,
                               own: Sequence[Mention]) -> tuple[str, Mention] | None:
         """"the reporting one" / "what about usage?" after "the billing export API": the
@@ -693,6 +718,17 @@ class EmbeddedRewriter:
                     break
         if chosen is None:
             chosen = records[0]
+            # of the open threads, the one whose subject the domain associates with what
+            # the message asks about ("is the warranty …?" goes with the kiosk thread)
+            own_vocab = [m for m in own if m.source == "vocab"
+                         or (not m.is_attribute and len(m.name) >= 4)]
+            if own_vocab and len(records) > 1:
+                heads = [(r, r.focus) for r in records[:DEFAULT_THREADS] if r.focus is not None]
+                best = self._associated(own_vocab, [h for _, h in heads])
+                if best is not None:
+                    chosen = next(r for r, h in heads if h is best)
+                    if chosen is not records[0]:
+                        rules.append(f"thread@turn{chosen.turn}")
         # the store is the whole exchange: the question, then the answer to it
         answer: list[Mention] = []
         if chosen.turn < len(state.turns) and state.turns[chosen.turn].role is Role.ASSISTANT:
