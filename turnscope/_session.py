@@ -144,7 +144,8 @@ class Session:
         lang = detect_language(content)
         mentions = tuple(self.extractor.extract(content, lang))
         c = classify(content, lang, mentions, has_history=bool(state.turns),
-                     has_screen=scr is not None, known_types=self._types)
+                     has_screen=scr is not None, known_types=self._types,
+                     subject_types=self.extractor.vocabulary.subject_types)
         message = Message(idx, content, lang, mentions, c, scr)
         state.slots.advance(idx)
         scope = self.policy.run(state, message)

@@ -98,6 +98,10 @@ class Vocabulary:
 
     entries: tuple[_Entry, ...] = ()
     attribute_types: frozenset[str] = field(default_factory=frozenset)
+    #: types of the things a conversation is about (products, regions, services), as
+    #: opposed to their aspects (features, plans, metrics); a question that names only
+    #: aspects leaves its subject unsaid. Declared by the vocabulary file.
+    subject_types: frozenset[str] = field(default_factory=frozenset)
     #: P(b | a) over documents: how typical entity b is where entity a is discussed
     #: (canonical names, case-folded). Domain knowledge for choosing between referents.
     related: Mapping[str, Mapping[str, float]] = field(default_factory=dict, compare=False,
@@ -128,7 +132,8 @@ class Vocabulary:
                     if b != a:
                         row[b] = row.get(b, 0) + 1
         related = {a: {b: n / docs[a] for b, n in row.items()} for a, row in pairs.items()}
-        return Vocabulary(self.entries, self.attribute_types, related, tuple(documents))
+        return Vocabulary(self.entries, self.attribute_types, self.subject_types, related,
+                          tuple(documents))
 
     def association(self, a: str, b: str) -> float:
         """P(b | a): the share of documents naming ``a`` that also name ``b``. ``a`` may be
@@ -163,7 +168,11 @@ class Vocabulary:
                 surfaces = tuple(dict.fromkeys([it["name"], *aliases]))
                 entries.append(_Entry(str(typ), it["name"], surfaces))
         attr = data.get("attribute_types", [])
-        return cls(tuple(entries), frozenset(attr if isinstance(attr, list) else []))
+        subj = data.get("subject_types", [])
+        if not isinstance(subj, list) or not all(isinstance(t, str) for t in subj):
+            raise ConfigError(f"{source}: subject_types must be a list of type names")
+        return cls(tuple(entries), frozenset(attr if isinstance(attr, list) else []),
+                   frozenset(subj))
 
     @classmethod
     def load(cls, path: str | Path) -> Vocabulary:
@@ -183,6 +192,7 @@ class Vocabulary:
 
     def merged(self, other: Vocabulary) -> Vocabulary:
         return Vocabulary(self.entries + other.entries, self.attribute_types | other.attribute_types,
+                          self.subject_types | other.subject_types,
                           {**self.related, **other.related}, self.documents + other.documents)
 
     def __len__(self) -> int:

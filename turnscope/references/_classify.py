@@ -319,7 +319,8 @@ _VAGUE = frozenset("thing things stuff question questions part bit topic issue o
 
 def classify(text: str, lang: str, mentions: Sequence[Mention], *,
              has_history: bool = True, has_screen: bool = False,
-             known_types: frozenset[str] = frozenset()) -> Classification:
+             known_types: frozenset[str] = frozenset(),
+             subject_types: frozenset[str] = frozenset()) -> Classification:
     """Classify a user message.
 
     >>> from turnscope.entities import EntityExtractor
@@ -403,11 +404,14 @@ def classify(text: str, lang: str, mentions: Sequence[Mention], *,
         # "tell me more about tiger sharks" names its own subject: not an elaboration
         cues.append(Cue.ELABORATION)
     if lang == "ja" and has_history and not any(
-            m.source == "vocab" or m.type in ("name", "term") for m in named) \
+            (m.source == "vocab" and (not subject_types or m.type in subject_types))
+            or m.type in ("name", "term") for m in named) \
             and (known_types or not any(len(m.name) >= 4 for m in named)) \
-            and not (pivot or Cue.PRONOUN in cues):
+            and not (pivot or Cue.PRONOUN in cues or Cue.ELABORATION in cues
+                     or (Cue.ELLIPSIS in cues and any(m.source == "vocab" for m in named))):
         # Japanese drops the topic it continues (zero anaphora): a question that names no
-        # entity is about the one in play
+        # subject is about the one in play (an elliptical or elaboration request has its
+        # own store: the question it continues)
         cues.append(Cue.ZERO)
     if pivot and not (Cue.PRONOUN in cues or Cue.ORDINAL in cues):
         # an explicit change of subject: whatever else is in the message stands alone

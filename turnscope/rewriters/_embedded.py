@@ -434,11 +434,17 @@ class EmbeddedRewriter:
             topic0 = self._topic(scope, state, present, allow_stale=True)
             own0 = [m for m in self.extractor.extract(text, lang) if not m.is_attribute
                     or m.source == "vocab"]
+            subj = self.extractor.vocabulary.subject_types
+            if topic0 is not None and subj and topic0.type not in subj:
+                topic0 = None  # the dropped argument is a subject, not an aspect
             cands0 = ([topic0] if topic0 is not None else []) + [
                 Mention(sl.type, sl.name, sl.name, 0, 0, "slot")
                 for sl in sorted((*scope.slots, *scope.stale), key=lambda sl: -sl.last_seen)
                 if sl.type != "attribute" and sl.name.casefold() not in present
+                and (not subj or sl.type in subj)
                 and sl.type not in {m.type for m in own0 if m.source == "vocab"}]
+            if topic0 is None and cands0:
+                topic0 = cands0[0]
             best0 = self._associated(own0, cands0)
             if best0 is not None:
                 topic0 = best0
