@@ -94,7 +94,7 @@ _ORDINAL_EN = re.compile(
 _JA_NUM = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "1": 1, "2": 2, "3": 3, "4": 4, "5": 5,
            "６": 6, "6": 6, "7": 7, "8": 8, "9": 9}
 _ORDINAL_JA = re.compile(
-    r"(?P<n>[1-9１-９])(?:つ目|番目|個目|番)|(?P<n2>[一二三四五])(?:つ目|番目|個目)|(?P<last>最後|一番下)の|(?P<first>最初|一番上)の"
+    r"(?P<n>[1-9１-９])(?:つ目|番目|個目|番)|(?P<n2>[一二三四五])(?:つ目|番目|個目)|(?P<last>最後|一番下)の|(?P<first>最初|一番上)の|(?P<mid>真ん中)の"
 )
 
 # follow-up request cues: the term is what carries the intent (22/22 in the field report)
@@ -238,9 +238,10 @@ def find_ordinal_span(text: str, lang: str) -> tuple[int, int, Ordinal] | None:
         end = m.end()
         # 「2つ目のプラン」: the noun after の is the kind of thing counted, part of the reference
         tail = re.match(r"の?([\u30a0-\u30ffー\u4e00-\u9fff]{1,8})?", text[end:])
-        if m.group("last") or m.group("first"):
+        if m.group("last") or m.group("first") or m.group("mid"):
             noun_end = end + (len(tail.group(0)) if tail and tail.group(1) else 0)
-            return m.start(), noun_end, Ordinal(-1 if m.group("last") else 1)
+            pos = -1 if m.group("last") else (0 if m.group("mid") else 1)
+            return m.start(), noun_end, Ordinal(pos)
         noun_end = end + (len(tail.group(0)) if tail and tail.group(1) else 0)
         digit = unicodedata.normalize("NFKC", m.group("n") or m.group("n2"))
         return m.start(), noun_end, Ordinal(_JA_NUM.get(digit, 1))
@@ -510,6 +511,8 @@ def english_pronoun(text: str, mentions: Sequence[Mention]) -> re.Match[str] | N
         if re.match(r"['’]s\s+(?:unrelated|fine|ok|okay|sorted|all|great|done|clear)\b",
                     text[pm.end():], re.IGNORECASE):
             continue  # "it's unrelated": a dummy subject
+        if word == "it" and _EXTRAPOSED.match(text[pm.end():]):
+            continue  # "does it cost anything to turn on …": extraposition, a dummy subject
         num = pronoun_number(word)
         possessive = word in ("its", "their")
         # binding: a pronoun takes a noun phrase of its own message only across a clause
@@ -525,6 +528,10 @@ def english_pronoun(text: str, mentions: Sequence[Mention]) -> re.Match[str] | N
     return None
 
 
+_EXTRAPOSED = re.compile(
+    r"\s+(?:(?:cost|costs|take|takes|make\s+sense|help|helps|matter|matters|hurt|hurts|pay|"
+    r"pays)\b[^.?!]*?\bto\s+[a-z]+|(?:is|was|be)?\s*(?:possible|worth|necessary|ok|okay|safe|"
+    r"hard|easy|better|cheaper)\s+to\s+[a-z]+)", re.IGNORECASE)
 _CLAUSE_BREAK = re.compile(r"[,;:—–?!.]|\s-\s|\b(?:and|or|but|so|because|if|when|then|which|"
                            r"that|who|where|while|before|after)\b", re.IGNORECASE)
 

@@ -74,7 +74,8 @@ _EN_SITE = re.compile(r"\b(?:this|your)\s+(?:site|website|docs\s+site|portal)\b(
                       re.IGNORECASE)
 _JA_PAGE = re.compile(r"(?:この|今の|今見ている|表示中の|こちらの)(?:ページ|画面|記事)")
 _JA_SITE = re.compile(r"(?:この|こちらの|御社の|このウェブ)(?:サイト|ホームページ|ウェブサイト|HP)")
-_ONE_MOD = re.compile(r"\bthe\s+(?P<mod>[a-z][a-z\-]+)\s+ones?\b", re.IGNORECASE)
+_ONE_MOD = re.compile(r"\bthe\s+(?P<mod>(?:[a-z][a-z\-]+\s+){0,2}[a-z][a-z\-]+)\s+ones?\b",
+                      re.IGNORECASE)
 _NOT_MODIFIERS = frozenset("first second third last other same next previous new old right "
                            "best only former latter".split())
 # an ordinal that selects from a list ("the third one", "option 2"), not "at the very start"
@@ -617,8 +618,10 @@ class EmbeddedRewriter:
         if m is not None and m.group("mod").lower() not in _NOT_MODIFIERS:
             mod = m.group("mod").lower()
             ent = None
+            mod_words = mod.split()
             for sl in (*scope.slots, *scope.stale):
-                if sl.type != "attribute" and mod in sl.name.lower().replace("-", " ").split():
+                words = sl.name.lower().replace("-", " ").split()
+                if sl.type != "attribute" and all(w in words for w in mod_words):
                     ent = Mention(sl.type, sl.name, sl.name, 0, 0, "slot")
                     break
             if ent is None:
@@ -934,7 +937,8 @@ class EmbeddedRewriter:
                 if (same_type and nm.source == "vocab") or (general_swap and lang == "en"):
                     if pm.name.casefold() == nm.name.casefold():
                         continue
-                    out = query[: pm.start] + nm.surface + query[pm.end :]
+                    swap = nm.name if nm.source == "vocab" else nm.surface
+                    out = query[: pm.start] + swap + query[pm.end :]
                     keep_focus = prev.focus if (prev.focus and prev.focus.name != pm.name) else nm
                     return out, keep_focus
         return None
