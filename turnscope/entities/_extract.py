@@ -522,7 +522,27 @@ def _merge(primary: Iterable[Mention], secondary: Iterable[Mention]) -> list[Men
     """
     kept = list(primary)
     for m in secondary:
-        if any(m.start < k.end and k.start < m.end for k in kept):
+        overlapping = [k for k in kept if m.start < k.end and k.start < m.end]
+        if not overlapping:
+            kept.append(m)
             continue
-        kept.append(m)
+        if m.type != "phrase" or lang_latin(m.surface) is False:
+            continue
+        # the words of the phrase after the typed entity are its head noun, which the
+        # entity only modifies: "managed Postgres backups" -> backups
+        last = max(k.end for k in overlapping)
+        if last < m.end:
+            words = []
+            for w in m.surface[last - m.start:].split():
+                if w.lower() in ADJECTIVES or w.lower() in VERBS:
+                    break
+                words.append(w)
+            rest = " ".join(words)
+            if len(rest) >= 3 and rest.lower() not in GENERIC_HEADS:
+                start = last + m.surface[last - m.start:].find(rest)
+                kept.append(Mention("phrase", rest, rest, start, start + len(rest), "general"))
     return kept
+
+
+def lang_latin(text: str) -> bool:
+    return not any("\u3040" <= ch <= "\u9fff" for ch in text)

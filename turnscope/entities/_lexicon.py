@@ -65,7 +65,7 @@ _VERB_BASES = (
     "remove replace require run say see seem sell send set show spread start stay stop suggest "
     "support take talk tell tend think treat try turn understand use want work worry write "
     "apply affect allow get set break return rotate restore enable disable export import "
-    "paginate store backup back-up migrate encrypt scale upgrade downgrade charge bill "
+    "paginate store migrate encrypt scale upgrade downgrade charge bill "
     "survive die win beat invent discover born founded located situated happen occur "
     "attract absorb accept achieve act add admit adopt advise agree aim announce answer appear "
     "approve argue arrange arrive attack attempt attend avoid base bear behave believe belong "
@@ -109,7 +109,7 @@ _CORE_VERBS = frozenset(
     "remove replace require run say see seem sell send set show spread start stay stop "
     "suggest support take talk tell tend think treat try turn understand use want work worry "
     "write apply affect allow return rotate restore disable export import paginate store "
-    "backup back-up migrate encrypt scale upgrade downgrade charge bill".split()
+    "migrate encrypt scale upgrade downgrade charge bill".split()
 )
 
 

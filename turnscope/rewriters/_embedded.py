@@ -738,12 +738,6 @@ class EmbeddedRewriter:
                     chosen = next(r for r, h in heads if h is best)
                     if chosen is not records[0]:
                         rules.append(f"thread@turn{chosen.turn}")
-        # the store is the whole exchange: the question, then the answer to it
-        answer: list[Mention] = []
-        if chosen.turn < len(state.turns) and state.turns[chosen.turn].role is Role.ASSISTANT:
-            answer = [m for m in state.mentions.get(chosen.turn + 1, ()) if m.source == "vocab"]
-        question = [m for m in chosen.entities if m.source == "vocab"]
-
         def usable(m: Mention) -> bool:
             if m.type in own_types or m.name.casefold() in own_names:
                 return False
@@ -751,17 +745,43 @@ class EmbeddedRewriter:
             return m.is_attribute or not scope.guarded or \
                 state.slots.get(m.type, m.name) is not None
 
-        q_ents = [m for m in question if not m.is_attribute and usable(m)]
-        a_ents = [m for m in answer if not m.is_attribute and usable(m)]
-        attrs = [m for m in question if m.is_attribute and usable(m)]
-        if any(m.is_attribute and m.source == "vocab" for m in own):
-            attrs = []  # the message's own attribute wins ("what about rate limits?")
-        focus = chosen.focus
-        if focus is not None and focus.source == "vocab" and not focus.is_attribute \
-                and usable(focus):
-            head: Mention | None = focus
-        else:
-            head = (q_ents or a_ents)[0] if (q_ents or a_ents) else None
+        def store(rec: ResolvedTurn) -> tuple[list[Mention], list[Mention], list[Mention],
+                                               Mention | None]:
+            """The exchange as a store: the question's entities, the answer's, the
+            question's attributes, and its head."""
+            answer: list[Mention] = []
+            if rec.turn < len(state.turns) and state.turns[rec.turn].role is Role.ASSISTANT:
+                answer = [m for m in state.mentions.get(rec.turn + 1, ()) if m.source == "vocab"]
+            question = [m for m in rec.entities if m.source == "vocab"]
+            q_e = [m for m in question if not m.is_attribute and usable(m)]
+            a_e = [m for m in answer if not m.is_attribute and usable(m)]
+            at = [m for m in question if m.is_attribute and usable(m)]
+            if contrast:
+                # "does that apply to Redis too?": the property asked about stays, only the
+                # contrasted entity changes; it may be a plain noun ("backups")
+                at += [m for m in rec.entities if m.source == "general" and m.type == "phrase"
+                       and m.name.casefold() not in own_names]
+            if any(m.is_attribute and m.source == "vocab" for m in own):
+                at = []  # the message's own attribute wins ("what about rate limits?")
+            f = rec.focus
+            if f is not None and f.source == "vocab" and not f.is_attribute and usable(f):
+                hd: Mention | None = f
+            else:
+                hd = (q_e or a_e)[0] if (q_e or a_e) else None
+            return q_e, a_e, at, hd
+
+        q_ents, a_ents, attrs, head = store(chosen)
+        if head is None and not attrs and not contrast:
+            # the question it continues named nothing typed ("who can make the switch?"):
+            # the next open question in scope is the store
+            for rec in records[:DEFAULT_THREADS]:
+                if rec is chosen:
+                    continue
+                q2, a2, at2, hd2 = store(rec)
+                if hd2 is not None:
+                    chosen, q_ents, a_ents, attrs, head = rec, q2, a2, at2, hd2
+                    rules.append(f"store@turn{rec.turn}")
+                    break
         if contrast and Cue.ELLIPSIS in c.cues and Cue.PRONOUN not in c.cues:
             gap = self._gapping(chosen, [m for m in own if m.source == "vocab"], lang)
             if gap is not None:
@@ -776,7 +796,13 @@ class EmbeddedRewriter:
         pron = english_pronoun(text, own) if lang == "en" else None
         demonstrative = (pron is not None and pron.group(0).lower() in _DEMONSTRATIVE_WORDS) \
             or (lang == "ja" and bool(_JA_DEMONSTRATIVE.search(text)))
-        if rheme is not None and demonstrative:
+        if contrast and attrs and (Cue.PRONOUN in c.cues or Cue.DEMONSTRATIVE in c.cues):
+            phrase = _join([m.name for m in attrs[:2]], lang)
+            new, n = self._substitute_pronouns(out, lang, phrase, allow_that=True)
+            if n:
+                rules.append(f"typed:contrast@turn{chosen.turn}->{phrase}")
+                return new, head
+        if rheme is not None and demonstrative and not contrast:
             # givenness: "it" continues what is in focus (the question's subject), while
             # "that"/"those" point at what was just activated, the answer's new entity
             new, n = self._substitute_pronouns(out, lang, rheme.name, allow_that=True)
