@@ -95,6 +95,7 @@ _JA_PROXIMAL_NP = re.compile(r"この(?=[\u30a0-\u30ffー\u4e00-\u9fffA-Za-z])")
 _JA_PROXIMAL = re.compile(r"これ|ここ|こちら")
 #: how many earlier questions compete when the domain knows which thread fits (bounded)
 DEFAULT_THREADS = 4
+_ADDITIVE = re.compile(r"\b(?:too|also|as\s+well|either|instead|same)\b|も[？?]?$|もそう", re.IGNORECASE)
 _OTHER_ONE = re.compile(r"\b(?:the\s+)?other\s+one\b", re.IGNORECASE)
 _TYPE_REF = re.compile(r"\b(?:that|this|the|those|these)\s+(?P<noun>[a-z]+)"
                        r"(?:\s+(?:you|we|i)\s+(?:suggested|recommended|mentioned|said|picked|chose|"
@@ -719,7 +720,10 @@ class EmbeddedRewriter:
             return None
         chosen: ResolvedTurn | None = None
         contrast = False
-        if own_types:
+        # a named entity is a contrast (the earlier question asked again about it) only in
+        # an elliptical or additive question ("what about Singapore?", "Redis too?"); in
+        # "what's its DR pair?" the named thing is what is asked, not a replacement
+        if own_types and (Cue.ELLIPSIS in c.cues or _ADDITIVE.search(text)):
             for r in records:
                 if any(m.source == "vocab" and m.type in own_types
                        and m.name.casefold() not in own_names for m in r.entities):
