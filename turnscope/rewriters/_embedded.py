@@ -698,7 +698,25 @@ class EmbeddedRewriter:
                 made = hits[0]
                 return text[: m.start("mod")] + _the(made.name, lang).removeprefix("the ") \
                     + text[m.end():], made
+        # nothing in scope to contrast with: a vocabulary entry the modifier begins, when it
+        # is one of a family that shares its head ("usage export API" among the export APIs)
+        family = self._family_member(word)
+        if family is not None and _ONE_MOD.search(text):
+            return text[: m.start("mod")] + family.name + text[m.end():], family
         return None
+
+    def _family_member(self, word: str) -> Mention | None:
+        entries = self.extractor.vocabulary.entries
+        starting = [e for e in entries if e.name.lower().split()[0] == word and " " in e.name]
+        if len(starting) != 1:
+            return None
+        e = starting[0]
+        head = e.name.split(maxsplit=1)[1].lower()
+        siblings = [x for x in entries if x.type == e.type and x is not e
+                    and x.name.lower().endswith(" " + head)]
+        if not siblings:
+            return None
+        return Mention(e.type, e.name, e.name, 0, 0, "vocab")
 
     def _typed_carry(self, text: str, lang: str, scope: Scope, state: ConversationState,
                      msg: Message, rules: list[str]) -> tuple[str, Mention | None] | None:
