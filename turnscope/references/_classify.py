@@ -399,6 +399,12 @@ def classify(text: str, lang: str, mentions: Sequence[Mention], *,
         if has_history and _is_question(text) and not any(_introduces(m, text) for m in named):
             # nothing new is introduced: the question is about the subject already given
             cues.append(Cue.BRIDGING)
+        elif has_history and (_HEADLESS_SUPERLATIVE.search(text) or _EVALUATIVE_NP.search(text)) \
+                and not any(_proper(m) for m in named):
+            # "the largest ever", "the most powerful": a superlative with no noun takes the
+            # topic's; "important applications", "famous foods": an evaluative adjective is
+            # relative to a domain (important *for what*?) and the domain is the topic
+            cues.append(Cue.BRIDGING)
     cue_spans = [mm.span() for mm in _FOLLOW_UP_EN.finditer(text)] if lang == "en" else []
     own = [m for m in named if not any(a <= m.start < b for a, b in cue_spans)]
     if follow_up and not (lang == "en" and any(_introduces(m, text) and _proper(m) for m in own)):
@@ -560,6 +566,15 @@ def _np(text: str, m: Mention) -> str:
 
 
 _PROXIMAL_JA = re.compile(r"これ|この|ここ|こちら")
+_HEADLESS_SUPERLATIVE = re.compile(
+    r"\bthe\s+(?:(?:most|least)\s+[a-z]+|[a-z]{2,}est|best|worst)\b"
+    r"(?=\s*(?:[?.!,]|$|\bever\b|\bto\b|\bin\b|\bof\b|\band\b|\bon\b|\bone\b))",
+    re.IGNORECASE)
+_EVALUATIVE_NP = re.compile(
+    r"^\W*(?:what|which|who)\s+(?:are|were|is)\s+(?:the\s+)?(?:most\s+)?(?:important|popular|"
+    r"famous|typical|notable|main|key|common|major|best|top|good|well-known|interesting)\s+"
+    r"[a-z][a-z\-]+s\b|^\W*are\s+there\s+any\s+(?:famous|popular|good|notable|important)\b",
+    re.IGNORECASE)
 _GIVEN_DET = re.compile(r"\b(?:the|its|their|this|that|these|those|what|which|whose|such)\s*$",
                        re.IGNORECASE)
 

@@ -96,6 +96,9 @@ _JA_PROXIMAL = re.compile(r"これ|ここ|こちら")
 #: how many earlier questions compete when the domain knows which thread fits (bounded)
 DEFAULT_THREADS = 4
 _ADDITIVE = re.compile(r"\b(?:too|also|as\s+well|either|instead|same)\b|も[？?]?$|もそう", re.IGNORECASE)
+_SUPERLATIVE_HEADLESS = re.compile(
+    r"\bthe\s+(?:(?:most|least)\s+[a-z]+|[a-z]{2,}est|best|worst)\b"
+    r"(?=\s*(?:[?.!,]|$|\bever\b|\bto\b|\bin\b|\bof\b|\band\b|\bon\b))", re.IGNORECASE)
 _OTHER_ONE = re.compile(r"\b(?:the\s+)?other\s+one\b", re.IGNORECASE)
 _TYPE_REF = re.compile(r"\b(?:that|this|the|those|these)\s+(?P<noun>[a-z]+)"
                        r"(?:\s+(?:you|we|i)\s+(?:suggested|recommended|mentioned|said|picked|chose|"
@@ -993,6 +996,10 @@ class EmbeddedRewriter:
 
     @staticmethod
     def _attach(text: str, lang: str, name: str) -> str:
+        sup = _SUPERLATIVE_HEADLESS.search(text) if lang == "en" else None
+        if sup is not None:
+            # "the largest ever" -> "the largest sharks ever": the topic fills the noun slot
+            return text[: sup.end()] + f" {name}" + text[sup.end():]
         core = _SENT_END.sub("", text)
         end = text[len(core):].strip() or ("？" if lang == "ja" else "?")
         if lang == "ja":
