@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -129,7 +129,3 @@ def rewrite_item(item: FollowUpItem, make_session: Callable[[], Session]) -> Tur
     for t in item.prefix:
         session.add(t.role, t.content, t.screen.model_dump() if t.screen else None)
     return session.user(item.follow_up, screen=item.screen.model_dump() if item.screen else None)
-
-
-def required_terms(item: FollowUpItem) -> Sequence[str | list[str]]:
-    return item.required_in_rewrite

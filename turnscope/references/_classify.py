@@ -35,7 +35,6 @@ from turnscope.entities._lexicon import (
     FUNCTION_WORDS,
     LOCATION_TYPES,
     PREPOSITIONS,
-    RELATIONAL_NOUNS,
     VERBS,
     WH_WORDS,
     is_plural,
@@ -592,28 +591,9 @@ def _introduces(m: Mention, text: str) -> bool:
     return not _GIVEN_DET.search(text[: m.start])
 
 
-def _definite(text: str, mentions: Sequence[Mention]) -> bool:
-    """A definite description ("the system", "the main themes") presupposes a referent
-    already given; an indefinite one ("a quota increase") introduces a new one."""
-    for m in mentions:
-        before = text[: m.start].rstrip().lower()
-        if re.search(r"\b(?:the|its|their)$", before) and not anchors(m):
-            return True
-    return False
-
-
 def _is_question(text: str) -> bool:
     return bool(re.search(r"\?\s*$|^\s*(?:what|which|who|whom|whose|when|where|why|how|is|are|"
                           r"was|were|do|does|did|can|could|should|would|will)\b", text,
                           re.IGNORECASE))
 
 
-def _bridging(text: str, mentions: Sequence[Mention]) -> bool:
-    """A relational noun with no complement ("what's the cost?") needs its anchor."""
-    attrs = [m for m in mentions if m.is_attribute]
-    if not attrs:
-        words = [w.lower() for w in _WORD.findall(text)]
-        return any(w in RELATIONAL_NOUNS for w in words) and len(words) <= 8
-    last = attrs[-1]
-    after = text[last.end:].strip().lower()
-    return not re.match(r"(?:of|for|on|in|to)\b", after)

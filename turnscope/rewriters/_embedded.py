@@ -382,7 +382,7 @@ class EmbeddedRewriter:
                         focus = chosen[0]
                         state.enumeration_use[enum.turn] = msg.index
                         rules.append(f"ordinal:{ordinal.position}x{count}@turn{enum.turn}")
-                        return self._finish_pronouns(text, lang, scope, state, focus, rules)
+                        return text, focus
                 rules.append("ordinal-unresolved")
 
         pm = _EN_PRONOUN.search(text) if lang == "en" else None
@@ -879,10 +879,6 @@ class EmbeddedRewriter:
         out = self._attach(out, lang, _join([m.name for m in carried], lang))
         rules.append(f"typed:attach@turn{chosen.turn}:" + ",".join(m.name for m in carried))
         return out, head
-
-    def _finish_pronouns(self, text: str, lang: str, scope: Scope, state: ConversationState,
-                         focus: Mention | None, rules: list[str]) -> tuple[str, Mention | None]:
-        return text, focus
 
     def _one_anaphora(self, text: str, lang: str, prev: ResolvedTurn,
                       scope: Scope | None = None) -> Mention | None:
