@@ -406,7 +406,10 @@ def classify(text: str, lang: str, mentions: Sequence[Mention], *,
             cues.append(Cue.BRIDGING)
     cue_spans = [mm.span() for mm in _FOLLOW_UP_EN.finditer(text)] if lang == "en" else []
     own = [m for m in named if not any(a <= m.start < b for a, b in cue_spans)]
-    if follow_up and not (lang == "en" and any(_introduces(m, text) and _proper(m) for m in own)):
+    names_own_subject = lang == "en" and (
+        any(_introduces(m, text) and _proper(m) for m in own)
+        or bool(_MORE_ABOUT_NP.search(text)))
+    if follow_up and not names_own_subject:
         # "tell me more about tiger sharks" names its own subject: not an elaboration
         cues.append(Cue.ELABORATION)
     if lang == "ja" and has_history and not any(
@@ -574,6 +577,10 @@ _EVALUATIVE_NP = re.compile(
     r"famous|typical|notable|main|key|common|major|best|top|good|well-known|interesting)\s+"
     r"[a-z][a-z\-]+s\b|^\W*are\s+there\s+any\s+(?:famous|popular|good|notable|important)\b",
     re.IGNORECASE)
+# "tell me more about angel rounds": the request names its own subject
+_MORE_ABOUT_NP = re.compile(r"\bmore\s+(?:about|on)\s+(?!(?:it|that|this|those|these|them|the\s+"
+                            r"(?:last|first|second|cost|other)\b))(?:the\s+|an?\s+)?[a-z]",
+                            re.IGNORECASE)
 _GIVEN_DET = re.compile(r"\b(?:the|its|their|this|that|these|those|what|which|whose|such)\s*$",
                        re.IGNORECASE)
 

@@ -240,10 +240,21 @@ class EmbeddedRewriter:
         return out
 
     def _antecedent(self, scope: Scope, state: ConversationState, exclude: set[str],
-                    lang: str, number: str | None = None) -> Mention | None:
+                    lang: str, number: str | None = None,
+                    kind: str | None = None) -> Mention | None:
         """The entity a pronoun most likely continues (see module docstring); a candidate
         that agrees in number with the pronoun is preferred."""
         cands = self._antecedents(scope, state, exclude)
+        if kind == "person" and lang == "en":
+            # he / she: a proper name, not a common noun phrase
+            people = [m for m in cands if m.type == "name" and "'" not in m.name
+                      and all(w[:1].isupper() for w in m.name.split())]
+            return people[0] if people else None
+        if kind == "place" and lang == "en":
+            places = [m for m in cands if m.type in LOCATION_TYPES or (
+                m.type == "name" and all(w[:1].isupper() for w in m.name.split()))]
+            if places:
+                return places[0]
         if number is not None and lang == "en":
             for m in cands:
                 if (number == "pl") == is_plural(m.name):
@@ -385,9 +396,12 @@ class EmbeddedRewriter:
                         return text, focus
                 rules.append("ordinal-unresolved")
 
-        pm = _EN_PRONOUN.search(text) if lang == "en" else None
+        pm = english_pronoun(text, msg.mentions) if lang == "en" else None
+        word = pm.group(0).lower() if pm else ""
+        kind = "person" if word in ("he", "she", "him", "his", "her") else (
+            "place" if word == "there" else None)
         antecedent = self._antecedent(scope, state, present, lang,
-                                      pronoun_number(pm.group(0)) if pm else None)
+                                      pronoun_number(word) if pm else None, kind)
         prev = next(iter(self._scoped_user_records(scope, state)), None)
         topic = self._topic(scope, state, present)
         if antecedent is not None and topic is not None and not anchors(antecedent):
