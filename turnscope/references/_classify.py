@@ -193,7 +193,8 @@ _PIVOT_EN = re.compile(
     r"\bforget\s+(?:that|about)\b",
     re.IGNORECASE,
 )
-_PIVOT_JA = re.compile(r"ところで|話は変わ|話が変わ|別の質問|別件|それとは別に|関係ない|(?:は|を)?置いといて|置いておいて|はさておき|それはそうと")
+_PIVOT_JA = re.compile(r"ところで|話は変わ|話が変わ|別の質問|別件|それとは別に|関係ない|"
+                       r"(?:は|を)?置いといて|置いておいて|はさておき|それはそうと")
 
 
 def anchors(m: Mention) -> bool:
