@@ -528,7 +528,11 @@ def english_pronoun(text: str, mentions: Sequence[Mention]) -> re.Match[str] | N
         # boundary ("what is Rock City, and why is it famous?"); inside one clause a
         # personal pronoun cannot refer to its own subject ("a viewer can't do it"),
         # possessives can ("the Brits and their ...")
-        bound = any(anchors(m) and m.end <= pm.start()
+        # any noun phrase of the message can bind it across a clause boundary ("can we keep
+        # the delivered files, or do they get cleaned up?"); a bare singular common noun only
+        # when it anchors (names something)
+        bound = any(m.end <= pm.start()
+                    and (anchors(m) or (num == "pl" and is_plural(_np(text, m))))
                     and (num is None or (num == "pl") == is_plural(_np(text, m)))
                     and (possessive or _CLAUSE_BREAK.search(text[m.end:pm.start()]))
                     for m in mentions if not m.is_attribute or m.source == "vocab")

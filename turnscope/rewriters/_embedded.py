@@ -856,8 +856,15 @@ class EmbeddedRewriter:
             # ("can I make it shorter?" after "how does CMK rotation work?")
             number = pronoun_number(pron.group(0)) if pron is not None else None
             if number is not None and lang == "en" and (number == "pl") != is_plural(head.name):
-                # agreement: "who can create them?" wants a plural antecedent
+                # agreement: "who can create them?" wants a plural antecedent, from this
+                # exchange or, failing that, from the other open questions
                 agreeing = [m for m in q_ents + a_ents if (number == "pl") == is_plural(m.name)]
+                if not agreeing:
+                    for rec in records[:DEFAULT_THREADS]:
+                        q2, a2, _, _ = store(rec)
+                        agreeing = [m for m in q2 if (number == "pl") == is_plural(m.name)]
+                        if agreeing:
+                            break
                 if agreeing:
                     head = agreeing[0]
                     attrs = []
