@@ -307,6 +307,8 @@ _PAREN = re.compile(r"\([^()]*\)|（[^（）]*）|\s(?:region|regions|tier|plan|
 #: "both" float before verbs ("both support CMK"), so they are not in this set
 _ARTICLES = frozenset("a an the this that these those my your our their his her its".split())
 _PAREN_SPAN = re.compile(r"\([^()]*\)|（[^（）]*）")
+_LOOSE_COORD = re.compile(r"(?:,\s*|\s)(?:or|and)\s*$|、$|と$|や$|または$", re.IGNORECASE)
+_INLINE_NUMBER_JA = re.compile(r"([1-9])(?:つ目|番目)(?:が|は|に|として)")
 _INLINE_NUMBER = re.compile(r"(?<![\w.\-/])(\d{1,2})[.)）]\s+")
 _NUMBERED_LINE = re.compile(r"^\s*(?:\(?(\d{1,2})[.)、）]|[-*•・]|[①-⑳])\s*(.+)$", re.MULTILINE)
 
@@ -454,7 +456,7 @@ class EntityExtractor:
         named = [m for m in ms if not m.is_attribute and not in_parens(m)]
         out: list[Enumeration] = []
 
-        markers = list(_INLINE_NUMBER.finditer(text))
+        markers = list((_INLINE_NUMBER_JA if lang == "ja" else _INLINE_NUMBER).finditer(text))
         if len(markers) < 2:
             markers = list(_NUMBERED_LINE.finditer(text))
             bodies = [(ln.start(2), ln.end()) for ln in markers]
@@ -468,10 +470,13 @@ class EntityExtractor:
         if len(bodies) >= 2:
             items: list[Mention] = []
             for a, b in bodies:
-                clause = re.split(r"[,，、;:：(（—–]|\s(?:or|and|which|that|with)\s", text[a:b])[0]
+                clause = re.split(r"[,，、。;:：(（—–]|\s(?:or|and|which|that|with)\s|です|でした",
+                                  text[a:b])[0]
                 clause = " ".join(re.sub(r"^(?:the|a|an)\s+", "", clause.strip(), flags=re.I)
                                   .split()[:8]).rstrip(".。")
                 inside = [m for m in named if a <= m.start < b]
+                if lang == "ja":
+                    inside = [m for m in inside if m.source == "vocab"]
                 if inside and len(clause.split()) <= len(inside[0].surface.split()) + 1:
                     items.append(inside[0])
                 elif clause:
@@ -480,25 +485,40 @@ class EntityExtractor:
             if len(items) == len(bodies):
                 out.append(Enumeration(turn, tuple(items), numbered=True))
 
-        best: list[Mention] = []
-        chain: list[Mention] = []
-        last_end = 0
-        for m in [x for x in ms if not x.is_attribute]:
-            if in_parens(m):
-                continue
-            if chain and (m.name == chain[-1].name
-                          or text[last_end : m.start].strip() in ("(", "（")):
-                last_end = m.end  # apposition: "Tokyo (ap-northeast-1)"
-                continue
-            gap = _PAREN_SPAN.sub("", text[last_end : m.start]).strip("()（） ") if chain else ""
-            if chain and _COORD.match(gap) and all(x.name != m.name for x in chain):
-                chain.append(m)
-            else:
-                chain = [m]
-            last_end = m.end
-            if len(chain) > len(best):
-                best = list(chain)
+        def coordination(pool: list[Mention], loose: bool) -> list[Mention]:
+            """The longest chain of ``pool`` joined by coordinators. ``loose`` lets a
+            clause's tail sit between two items ("RDB snapshots every 6 hours, or AOF")."""
+            best: list[Mention] = []
+            chain: list[Mention] = []
+            last_end = 0
+            for m in pool:
+                if in_parens(m):
+                    continue
+                between = text[last_end : m.start].strip()
+                if chain and (between in ("(", "（") or (m.name == chain[-1].name
+                                                        and m.surface == chain[-1].surface)):
+                    last_end = m.end  # apposition: "Tokyo (ap-northeast-1)"
+                    continue
+                gap = _PAREN_SPAN.sub("", text[last_end : m.start]).strip("()（） ") if chain else ""
+                joined = bool(_COORD.match(gap)) or (
+                    loose and bool(_LOOSE_COORD.search(gap)) and not re.search(r"[.;:?!。]", gap))
+                if chain and joined and all(x.surface != m.surface for x in chain):
+                    chain.append(m)
+                else:
+                    chain = [m]
+                last_end = m.end
+                if len(chain) > len(best):
+                    best = list(chain)
+            return best
+
+        typed_pool = [x for x in ms if not x.is_attribute and (x.source == "vocab" or x.type == "name")]
+        best = coordination(typed_pool, loose=True)
+        if len(best) < 2:
+            best = coordination([x for x in ms if not x.is_attribute], loose=False)
         if len(best) >= 2:
+            if len({m.name for m in best}) < len(best):
+                best = [Mention(m.type, m.surface, m.surface, m.start, m.end, m.source)
+                        for m in best]
             out.append(Enumeration(turn, tuple(best), numbered=False))
 
         by_type: dict[str, list[Mention]] = {}
