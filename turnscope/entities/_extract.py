@@ -474,7 +474,8 @@ class EntityExtractor:
                                   text[a:b])[0]
                 clause = " ".join(re.sub(r"^(?:the|a|an)\s+", "", clause.strip(), flags=re.I)
                                   .split()[:8]).rstrip(".。")
-                inside = [m for m in named if a <= m.start < b]
+                clause_end = a + len(text[a:b]) - len(text[a:b].lstrip()) + len(clause) + 4
+                inside = [m for m in named if a <= m.start < min(b, clause_end)]
                 if lang == "ja":
                     inside = [m for m in inside if m.source == "vocab"]
                 if inside and len(clause.split()) <= len(inside[0].surface.split()) + 1:
