@@ -712,8 +712,8 @@ class EmbeddedRewriter:
             candidate = f"{word} {' '.join(words[1:])}"
             # the whole candidate must name an entity ("reporting export API"), not a part of
             # it ("reporting viewer" contains "viewer" but names nothing)
-            hits = [h for h in self.extractor.vocabulary.find(candidate) if h.type == ent.type
-                    and h.start == 0 and h.end == len(candidate)]
+            hits = [h for h in self.extractor.vocabulary.find(candidate)
+                    if h.start == 0 and h.end == len(candidate)]
             if hits and hits[0].name.casefold() != ent.name.casefold():
                 made = hits[0]
                 return text[: m.start("mod")] + _the(made.name, lang).removeprefix("the ") \
