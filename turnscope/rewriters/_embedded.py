@@ -151,7 +151,11 @@ class EmbeddedRewriter:
         focus: Mention | None = None
 
         if c.pivot:
-            text = _after_pivot(text)
+            cut = _after_pivot(text)
+            if cut != text:
+                # the question after the change of subject starts the query
+                text = cut[0].upper() + cut[1:] if lang == "en" else cut
+                rules.append("after-pivot")
         if c.pivot or c.reference_class is ReferenceClass.STANDALONE:
             stripped = _PREAMBLE.sub("", text).strip()
             if stripped and stripped != text:
