@@ -6,6 +6,7 @@ from turnscope.entities._extract import (
     Enumeration,
     Mention,
     Vocabulary,
+    bundled_vocabularies,
     bundled_vocabulary,
 )
 from turnscope.entities._liveness import (
@@ -24,6 +25,7 @@ __all__ = [
     "Mention",
     "Vocabulary",
     "bundled_vocabulary",
+    "bundled_vocabularies",
     "DEFAULT_EVICT_AFTER",
     "DEFAULT_STALE_AFTER",
     "LivenessConfig",

@@ -44,6 +44,7 @@ __all__ = [
     "EntityExtractor",
     "GENERAL_TYPES",
     "bundled_vocabulary",
+    "bundled_vocabularies",
 ]
 
 #: types produced by the general extractor; they are too coarse for supersession
@@ -288,6 +289,14 @@ def bundled_vocabulary(name: str) -> Vocabulary:
             row = json.loads(line)
             texts.append(f"{row.get('title', '')} {row.get('text', '')}")
     return vocab.with_associations(texts)
+
+
+def bundled_vocabularies() -> Vocabulary:
+    """Every vocabulary shipped with turnscope, merged (what the bundled set uses)."""
+    merged = Vocabulary()
+    for name in BUNDLED_CORPUS_OF:
+        merged = merged.merged(bundled_vocabulary(name))
+    return merged
 
 
 # General extractor ---------------------------------------------------------------------
@@ -547,7 +556,7 @@ def _merge(primary: Iterable[Mention], secondary: Iterable[Mention]) -> list[Men
         if not overlapping:
             kept.append(m)
             continue
-        if m.type != "phrase" or lang_latin(m.surface) is False:
+        if m.type != "phrase" or _is_cjk(m.surface):
             continue
         # the words of the phrase after the typed entity are its head noun, which the
         # entity only modifies: "managed Postgres backups" -> backups
@@ -564,6 +573,3 @@ def _merge(primary: Iterable[Mention], secondary: Iterable[Mention]) -> list[Men
                 kept.append(Mention("phrase", rest, rest, start, start + len(rest), "general"))
     return kept
 
-
-def lang_latin(text: str) -> bool:
-    return not any("\u3040" <= ch <= "\u9fff" for ch in text)

@@ -24,7 +24,7 @@ from turnscope._exceptions import ConfigError, InputError
 from turnscope._items import STRATA, FollowUpItem, rewrite_item
 from turnscope._session import Session
 from turnscope.conversation import detect_language
-from turnscope.entities import Vocabulary, bundled_vocabulary
+from turnscope.entities import Vocabulary, bundled_vocabularies
 from turnscope.evaluation._bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Interval, bootstrap_ci
 from turnscope.evaluation._matching import check_terms
 from turnscope.evaluation._metrics import (
@@ -199,7 +199,7 @@ class EvalResult:
 
 def bundled_session_vocabulary() -> Vocabulary:
     """The bundled cloud and Japanese-site vocabularies merged (what the bundled set uses)."""
-    return bundled_vocabulary("cloud").merged(bundled_vocabulary("ja_site"))
+    return bundled_vocabularies()
 
 
 def stratum_order(strata: Sequence[str]) -> list[str]:
@@ -276,12 +276,6 @@ def _rewrite_one(item: FollowUpItem, make_session: Callable[[], Session], policy
     session = make_session()
     result = rewrite_item(item, lambda: session)
     evidence = render_evidence(result.scope, session.state)
-    # the enumerations a scope hands over ("Frankfurt, Dublin and London") are rewriter
-    # input too: "the third one" is resolved from them when their turn is out of scope
-    lists = [f"LIST (turn {e.turn}): " + "; ".join(m.name for m in e.items)
-             for e in result.scope.enumerations]
-    if lists:
-        evidence = "\n".join([evidence, *lists]) if evidence else "\n".join(lists)
     if result.turn not in result.scope.turns:
         # the rewriter always sees the message it rewrites, whatever the scope holds
         evidence = f"{evidence}\nLATEST: {item.follow_up}" if evidence else item.follow_up

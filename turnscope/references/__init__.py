@@ -5,6 +5,7 @@ from turnscope.references._classify import (
     Cue,
     Ordinal,
     ReferenceClass,
+    after_pivot,
     anchors,
     classify,
     find_ordinal,
@@ -13,6 +14,7 @@ from turnscope.references._classify import (
 )
 
 __all__ = [
+    "after_pivot",
     "Classification",
     "Cue",
     "Ordinal",

@@ -211,6 +211,21 @@ def anchors(m: Mention) -> bool:
     return len(m.name.split()) >= 2 or (m.name[:1].isupper() and not m.name.isupper())
 
 
+def after_pivot(text: str) -> tuple[int, str] | None:
+    """The clause after a change-of-subject cue and where it starts, if there is one.
+
+    >>> after_pivot("ok, unrelated to all that — how many replicas per shard?")
+    (27, ' how many replicas per shard?')
+    """
+    pv = _PIVOT_EN.search(text) or _PIVOT_JA.search(text)
+    if pv is None:
+        return None
+    rest = re.split(r"[—–:：;.!?？。、,]|\s-\s", text[pv.end():], maxsplit=1)
+    if len(rest) == 2 and rest[1].strip():
+        return len(text) - len(rest[1]), rest[1]
+    return None
+
+
 def follow_up_cue(text: str) -> bool:
     """True when the message carries a follow-up request term, with or without a verb.
 
@@ -332,17 +347,14 @@ def classify(text: str, lang: str, mentions: Sequence[Mention], *,
     """
     cues: list[Cue] = []
     follow_up = follow_up_cue(text)
-    pv = _PIVOT_EN.search(text) or _PIVOT_JA.search(text)
-    pivot = pv is not None
-    if pv is not None:
+    pivot = (_PIVOT_EN.search(text) or _PIVOT_JA.search(text)) is not None
+    cut = after_pivot(text)
+    if cut is not None:
         # "ok, unrelated to all that — how many replicas ...": the new question is what
         # follows the change-of-subject cue; earlier words refer to the closed subject
-        rest = re.split(r"[—–:：;.!?？。、,]|\s-\s", text[pv.end():], maxsplit=1)
-        if len(rest) == 2 and rest[1].strip():
-            offset = len(text) - len(rest[1])
-            text = rest[1]
-            mentions = [Mention(m.type, m.name, m.surface, m.start - offset, m.end - offset,
-                                m.source) for m in mentions if m.start >= offset]
+        offset, text = cut
+        mentions = [Mention(m.type, m.name, m.surface, m.start - offset, m.end - offset,
+                            m.source) for m in mentions if m.start >= offset]
     named = [m for m in mentions if not m.is_attribute]
 
     # situational first: "this page" is read from the screen, never from the transcript

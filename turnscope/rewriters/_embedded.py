@@ -41,7 +41,7 @@ from turnscope.entities._lexicon import (
     is_plural,
     pronoun_number,
 )
-from turnscope.references import Cue, ReferenceClass, anchors, find_ordinal_span
+from turnscope.references import Cue, ReferenceClass, after_pivot, anchors, find_ordinal_span
 from turnscope.references._classify import english_pronoun
 from turnscope.rewriters._base import EMBEDDED, RewriteRequest, RewriteResult
 from turnscope.scope import Message, Scope
@@ -57,15 +57,8 @@ _PREAMBLE = re.compile(
     r"それとは別に)[\s,，、:：—–\-.!…]*)+",
     re.IGNORECASE,
 )
-_EN_PRONOUN = re.compile(
-    r"\b(?P<poss>its|their)\b|\b(?P<pron>it|they|them|itself|that|this|those|these)\b"
-    r"(?!\s+(?:page|site|article|one|ones)\b)",
-    re.IGNORECASE,
-)
 _EN_DEM_NP = re.compile(r"\b(?:that|this|those|these|the\s+same)\s+(?P<noun>[A-Za-z][A-Za-z\-]+)",
                         re.IGNORECASE)
-_EN_THERE = re.compile(r"(?<!are )(?<!is )(?<!was )(?<!were )\bthere\b"
-                       r"(?!\s+(?:is|are|was|were|a|an|any|be|been)\b)", re.IGNORECASE)
 _JA_DEM_NP = re.compile(r"(?:その|この|あの)(?=[\u30a0-\u30ffー\u4e00-\u9fffA-Za-z])")
 _JA_PRON = re.compile(r"それ|これ|あれ|そちら|こちら|そっち|こっち")
 _EN_PAGE = re.compile(r"\b(?:this|current)\s+(?:page|article|doc|screen|section)\b(?![\w-])|"
@@ -1159,14 +1152,9 @@ class EmbeddedRewriter:
 
 def _after_pivot(text: str) -> str:
     """The question after a change-of-subject cue ("unrelated to all that — how …?")."""
-    from turnscope.references._classify import _PIVOT_EN, _PIVOT_JA
-
-    pv = _PIVOT_EN.search(text) or _PIVOT_JA.search(text)
-    if pv is None:
-        return text
-    rest = re.split(r"[—–:：;.!?？。、,]|\s-\s", text[pv.end():], maxsplit=1)
-    if len(rest) == 2 and len(rest[1].strip()) > 3:
-        return rest[1].strip()
+    cut = after_pivot(text)
+    if cut is not None and len(cut[1].strip()) > 3:
+        return cut[1].strip()
     return text
 
 

@@ -14,7 +14,7 @@ __all__ = ["render_evidence"]
 
 
 def render_evidence(scope: Scope, state: ConversationState, message: Message | None = None) -> str:
-    """Turns in scope, live slots, screen, and the latest message, one per line."""
+    """Live slots, turns in scope, screen, lists, and the latest message, one per line."""
     lines: list[str] = []
     if scope.slots:
         lines.append("LIVE ENTITIES: " + "; ".join(f"{s.type}: {s.name}" for s in scope.slots))
@@ -25,6 +25,10 @@ def render_evidence(scope: Scope, state: ConversationState, message: Message | N
     if scope.screen is not None and not scope.screen.is_empty():
         s = scope.screen
         lines.append(f"SCREEN: {s.page_title or ''} {s.page_url or ''} {s.site or ''}".rstrip())
+    # the lists a scope hands over ("Frankfurt, Dublin and London") are evidence too:
+    # "the third one" is resolved from them when their turn is out of scope
+    lines.extend(f"LIST (turn {e.turn}): " + "; ".join(m.name for m in e.items)
+                 for e in scope.enumerations)
     if message is not None:
         lines.append(f"LATEST: {message.text}")
     return "\n".join(lines)
