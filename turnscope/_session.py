@@ -184,7 +184,11 @@ class Session:
         """The topic after this turn: a standalone question's subject sets it; otherwise
         the previous topic continues while its slot is not terminal."""
         f = result.focus
-        if result.reference_class == "standalone" and f is not None and anchors(f):
+        if result.reference_class == "standalone" and f is not None and (
+                anchors(f) or (f.type == "phrase" and not f.definite
+                               and not f.name.endswith(("ing", "ed")))):
+            # the subject of a standalone question; a bare noun ("what is anemia?") names
+            # its subject as well as a longer phrase does, "the system" does not
             return f
         prev = self.state.resolved.get(self._last_user) if self._last_user else None
         topic = prev.topic if prev is not None else None

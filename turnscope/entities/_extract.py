@@ -28,12 +28,15 @@ from pathlib import Path
 from turnscope._exceptions import ConfigError
 from turnscope.entities._lexicon import (
     ADJECTIVES,
+    ADVERBS,
+    AMBIGUOUS_VERBS,
     DETERMINERS,
     FUNCTION_WORDS,
     GENERIC_HEADS,
     JA_RELATIONAL,
     PREPOSITIONS,
     RELATIONAL_NOUNS,
+    VERB_CONTEXT,
     VERBS,
 )
 
@@ -62,6 +65,9 @@ class Mention:
     start: int
     end: int
     source: str = "general"  # "vocab" | "general"
+    #: written with a definite determiner ("the system", "these plans"): it points back at
+    #: something given, where a bare noun ("melatonin", "sharks") names its own subject
+    definite: bool = False
 
     @property
     def key(self) -> str:
@@ -301,6 +307,25 @@ def bundled_vocabularies() -> Vocabulary:
 
 # General extractor ---------------------------------------------------------------------
 
+_DEFINITE = frozenset("the this that these those its their".split())
+
+
+def _plural_word(word: str) -> bool:
+    low = word.lower()
+    return len(low) > 3 and low.endswith("s") and not low.endswith(("ss", "us", "is", "'s", "’s"))
+
+
+def _base_form(word: str) -> str:
+    """The word itself when it is a bare verb form (not -s/-ed/-ing), else ''."""
+    return "" if word.endswith(("s", "ed", "ing")) else word
+
+
+def _predicate_word(word: str) -> bool:
+    low = word.lower()
+    return (low in ADJECTIVES or low in ADVERBS or (low.endswith("ly") and len(low) > 4)
+            or (low.endswith("ed") and len(low) > 5))
+
+
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’_\-./]*[A-Za-z0-9]|[A-Za-z0-9]")
 _IDENT = re.compile(r"^(?=.*[0-9])(?=.*[A-Za-z])[A-Za-z0-9][A-Za-z0-9_\-./]*$|^\w+_\w+$|^\w+(?:\.\w+){2,}$")
 _NUMBER = re.compile(r"^[0-9][0-9.,]*$")
@@ -354,6 +379,7 @@ class EntityExtractor:
         tokens = [(t.start(), t.end(), _clean_token(t.group(0))) for t in _TOKEN.finditer(text)]
         run: list[tuple[int, int, str]] = []
         run_opened = False
+        run_indefinite = False
         sentence_start = {0} | {i + 1 for i, (s, _, _) in enumerate(tokens[:-1])
                                 if re.search(r"[.?!:;]\s*$", text[tokens[i][1]:tokens[i + 1][0]])}
 
@@ -379,6 +405,9 @@ class EntityExtractor:
             is_cap = tok[:1].isupper() and i not in sentence_start
             is_acronym = bool(_ACRONYM.match(tok)) and low not in {"i", "ok"}
             verb = low in VERBS and not is_cap
+            if not verb and not is_cap and low in AMBIGUOUS_VERBS and not run and i \
+                    and tokens[i - 1][2].lower() in VERB_CONTEXT:
+                verb = True  # "how do I save", "ways to cook them": the syntax wants a verb
             if verb:
                 # a verb form right after a determiner, or inside a noun run and followed by
                 # another content word, is a noun modifier: "the billing export API"
@@ -388,12 +417,22 @@ class EntityExtractor:
                 if prev in _ARTICLES or (run and run_opened and nxt
                                            and nxt not in FUNCTION_WORDS and nxt not in VERBS):
                     verb = False
+                # … but a plural noun followed by a bare verb is subject and verb:
+                # "what foods contain iron", "can the cells go away"
+                if not verb and run and low == _base_form(low) and _plural_word(run[-1][2]):
+                    verb = True
+                # "a quota increase": after a singular noun that "a" opened, a bare verb form
+                # cannot agree as a finite verb, so it is the head of a compound noun
+                if verb and run and run_indefinite and low == _base_form(low) \
+                        and not _plural_word(run[-1][2]):
+                    verb = False
             if not is_acronym and (low in FUNCTION_WORDS or verb or _NUMBER.match(tok)):
                 flush(low)
                 continue
             if not run:
                 prev_low = tokens[i - 1][2].lower() if i else ""
                 run_opened = prev_low in DETERMINERS or prev_low in PREPOSITIONS
+                run_indefinite = prev_low in ("a", "an")
             run.append((s, e, tok))
         flush()
         return out
@@ -402,6 +441,11 @@ class EntityExtractor:
         # strip leading/trailing generic words: "different types" is not an entity
         words = [t for t in run]
         while words and words[-1][2].lower() in {"please", "now", "today"}:
+            words.pop()
+        # English noun phrases end in their noun: a trailing adjective, adverb or participle
+        # is the predicate ("why is Chattanooga famous", "is Red Bull bad", "how are levels
+        # naturally …", "when were turkeys domesticated")
+        while len(words) >= 2 and not words[-1][2][:1].isupper() and _predicate_word(words[-1][2]):
             words.pop()
         if not words:
             return []
@@ -413,10 +457,14 @@ class EntityExtractor:
             return [Mention("term", surface, surface, s, e, "general")]
         if len(words) == 1 and (head in GENERIC_HEADS or head in ADJECTIVES):
             return [Mention("attribute", surface.lower(), surface, s, e, "general")]
-        if head in RELATIONAL_NOUNS and len(words) <= 2 and not caps:
+        if head in RELATIONAL_NOUNS and not caps and (
+                len(words) <= 2 or all(w[2].lower() in ADJECTIVES for w in words[:-1])):
+            # "the main function", "other good sources": an aspect of something, not a topic
             return [Mention("attribute", surface.lower(), surface, s, e, "general")]
         typ = "name" if caps else "phrase"
-        return [Mention(typ, surface, surface, s, e, "general")]
+        before = text[:s].split()
+        definite = bool(before) and before[-1].lower() in _DEFINITE
+        return [Mention(typ, surface, surface, s, e, "general", definite)]
 
     # -- Japanese --------------------------------------------------------------------
     def _general_ja(self, text: str) -> list[Mention]:

@@ -52,7 +52,8 @@ ADVERBS = frozenset(
     "please ok okay hmm hm um uh yes no yeah well anyway instead exactly specifically "
     "generally typically else further more less most least much many enough rather pretty "
     "thanks thank earlier before previously later back different differently same other "
-    "overall approximately roughly about around first second third last next".split()
+    "overall approximately roughly about around first second third last next away apart "
+    "together".split()
 )
 
 _VERB_BASES = (
@@ -156,6 +157,14 @@ _NOUNISH = frozenset(
 VERBS = frozenset({f for b in _VERB_BASES if b not in _NOUNISH or b in _CORE_VERBS
                    for f in _inflect(b)} | set(_IRREGULAR))
 
+#: noun-or-verb bases ("save", "cook", "shift"): a verb only where the syntax wants one,
+#: right after a subject pronoun, a modal or auxiliary, or an infinitival "to"
+AMBIGUOUS_VERBS = frozenset(b for b in _VERB_BASES if b in _NOUNISH and b not in _CORE_VERBS)
+
+#: words after which a bare verb base is a verb ("how do I save", "ways to cook them")
+VERB_CONTEXT = frozenset("i you we they he she it to can could should would will shall may "
+                         "might must do does did don't doesn't didn't".split())
+
 FUNCTION_WORDS = (
     DETERMINERS | PRONOUNS | PREPOSITIONS | AUXILIARIES | CONJUNCTIONS | WH_WORDS | ADVERBS
 )
@@ -173,7 +182,15 @@ RELATIONAL_NOUNS = frozenset(
     "process reason reasons result results impact impacts problem problems issue issues "
     "alternative alternatives treatment treatments sign signs stage stages version versions "
     "availability support setup configuration default defaults list lists info information "
-    "thing things one ones stuff question questions answer topic point bit lot".split()
+    "thing things one ones stuff question questions answer topic point bit lot "
+    # more nouns that take an "of" complement in questions: "the sources of calcium",
+    # "the main function of a virtual machine", "its significance"
+    "source sources function functions use uses significance importance purposes "
+    "criticism criticisms characteristic characteristics property properties component "
+    "components ingredient ingredients member members author authors founder founders "
+    "creator inventor owner owners goal goals aim aims principle principles rule rules "
+    "consequence consequences factor factors aspect aspects element elements category "
+    "categories variety varieties form forms outcome outcomes fact facts".split()
 )
 
 #: common adjectives: on their own ("is it free?", "how long") they are predicates, not entities
@@ -186,7 +203,8 @@ ADJECTIVES = frozenset(
     "current recent early late typical normal standard default available enabled disabled "
     "supported required optional necessary enough whole entire own certain specific general "
     "special major minor basic simple complex average total daily weekly monthly yearly "
-    "annual ok okay sure great nice useful helpful effective healthy".split()
+    "annual ok okay sure great nice useful helpful effective healthy red blue green yellow "
+    "black white orange purple brown grey gray pink interesting".split()
 )
 
 GENERIC_HEADS = RELATIONAL_NOUNS | frozenset("people person someone way time times".split())
