@@ -108,7 +108,8 @@ class Session:
         if callable(bind):
             bind(self.extractor)
         self.state = ConversationState(slots=SlotTable(liveness))
-        self._types = self.extractor.vocabulary.types
+        # "that region", "the other db": type names and kind nouns are both type anaphors
+        self._types = self.extractor.vocabulary.types | self.extractor.vocabulary.kinds
         self._last_user: int | None = None
 
     # -- feeding turns -------------------------------------------------------------

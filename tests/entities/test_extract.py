@@ -410,3 +410,40 @@ def test_numbered_line_without_entity_uses_head(general: EntityExtractor) -> Non
 
 def test_no_enumeration_for_single_entity(vocab: Vocabulary) -> None:
     assert EntityExtractor(vocab).enumeration("Dublin is covered by the SLA.", 1) is None
+
+
+# -- phrase boundaries (general extractor) -------------------------------------------------
+@pytest.mark.parametrize(("text", "expected"), [
+    ("What is Chattanooga famous for?", ["Chattanooga"]),  # predicate adjective
+    ("Is Red Bull bad for you?", ["Red Bull"]),
+    ("When were the native cultures domesticated?", ["native cultures"]),  # participle
+    ("How do I save for college?", ["college"]),  # noun-or-verb after a subject pronoun
+    ("What foods contain iron?", ["foods", "iron"]),  # plural noun + bare verb
+    ("How reliable is the test?", ["test"]),  # the degree asked about is not an entity
+])
+def test_noun_phrases_end_in_their_noun(general: EntityExtractor, text: str,
+                                         expected: list[str]) -> None:
+    assert [m.name for m in general.extract(text) if not m.is_attribute] == expected
+
+
+def test_relational_head_with_adjectives_is_an_aspect(general: EntityExtractor) -> None:
+    ms = general.extract("What is the main function of a virtual machine?")
+    assert [(m.name, m.is_attribute) for m in ms] == [("main function", True),
+                                                     ("virtual machine", False)]
+    # a named method is an entity, not an aspect
+    assert not general.extract("Tell me about the RICE method.")[0].is_attribute
+
+
+def test_definiteness_is_recorded(general: EntityExtractor) -> None:
+    bare, = general.extract("What is anemia?")
+    definite, = general.extract("Can the system scale?")
+    assert not bare.definite and definite.definite
+
+
+def test_kinds_are_read_and_validated() -> None:
+    v = Vocabulary.from_dict({"types": {"service": [
+        {"name": "managed Postgres", "aliases": ["Postgres"], "kinds": ["database", "DB"]}]}})
+    assert v.kinds == {"database", "db"}
+    assert v.kinds_of("Postgres") == {"database", "db", "service"}
+    with pytest.raises(ConfigError, match=r"types\.service\[0\]\.kinds"):
+        Vocabulary.from_dict({"types": {"service": [{"name": "x", "kinds": "db"}]}})

@@ -333,3 +333,20 @@ def test_spec_turn_7_pivot() -> None:
 def test_pivot_with_pronoun_still_refers() -> None:
     c = cls("ok different question — is it paginated?")
     assert c.reference_class is ReferenceClass.IMMEDIATE
+
+
+def test_back_to_the_other_thing_is_a_recall_not_a_pivot() -> None:
+    c = classify("back to the other thing — who accepts it?", "en", [], has_history=True)
+    assert c.reference_class is ReferenceClass.EARLIER and not c.pivot
+    assert Cue.OTHER_THREAD in c.cues
+
+
+@pytest.mark.parametrize("text", [
+    "Tell me about the author of the experiment.",
+    "What are popular hiking trails?",
+    "Can I visit some nearby distilleries?",
+])
+def test_requests_relative_to_the_topic_bridge(text: str) -> None:
+    ex = EntityExtractor()
+    c = classify(text, "en", ex.extract(text), has_history=True)
+    assert Cue.BRIDGING in c.cues

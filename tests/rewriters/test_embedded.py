@@ -286,3 +286,50 @@ def test_relevant_with_nothing_recalled_adds_nothing() -> None:
     assert r.scope.turns == () and r.scope.slots == ()
     for name in ("Europe", "Frankfurt", "customer-managed"):
         assert not has(r.query, name), r.query
+
+
+# -- threads and kinds ---------------------------------------------------------------------
+def test_back_to_the_other_thing_returns_to_the_previous_thread() -> None:
+    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    for role, text in [
+        ("user", "we're looking at VPC peering between Frankfurt and Virginia, is that possible?"),
+        ("assistant", "Yes, VPC peering works between any two regions."),
+        ("user", "separately - what's the uptime SLA in Tokyo?"),
+        ("assistant", "Multi-AZ deployments in Tokyo are covered by a 99.95% uptime SLA."),
+        ("user", "ok i'll pass that on"),
+        ("assistant", "Sure."),
+    ]:
+        s.add(role, text)
+    r = s.user("back to the other thing — who has to accept it on the virginia side?")
+    assert "VPC peering" in r.query and "SLA" not in r.query
+    assert r.reference_class == "textual_earlier"
+
+
+def test_the_other_kind_is_the_superseded_one() -> None:
+    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    for role, text in [
+        ("user", "postgres — can backups go to another region"),
+        ("assistant", "Yes, managed Postgres ships backups to the DR pair region."),
+        ("user", "redis backups, how long"),
+        ("assistant", "Managed Redis keeps daily backups for up to 14 days."),
+    ]:
+        s.add(role, text)
+    r = s.user("ok and the max retention on the other db?")
+    assert "managed Postgres" in r.query and "Redis" not in r.query
+    assert "retention" in r.query
+
+
+def test_bridging_definite_takes_the_topic_in_an_unseen_domain() -> None:
+    s = Session()
+    s.user("What is Lyme disease?")
+    s.user("Can it kill you?")
+    r = s.user("How reliable is the test?")
+    assert "Lyme disease" in r.query
+
+
+def test_bare_noun_question_moves_the_topic() -> None:
+    s = Session()
+    s.user("How do you sleep after jet lag?")
+    s.user("What is melatonin?")
+    r = s.user("How was it discovered?")
+    assert "melatonin" in r.query and "jet lag" not in r.query

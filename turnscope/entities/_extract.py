@@ -30,6 +30,7 @@ from turnscope.entities._lexicon import (
     ADJECTIVES,
     ADVERBS,
     AMBIGUOUS_VERBS,
+    AUXILIARIES,
     DETERMINERS,
     FUNCTION_WORDS,
     GENERIC_HEADS,
@@ -92,6 +93,9 @@ class _Entry:
     type: str
     name: str
     surfaces: tuple[str, ...]
+    #: common nouns the entity is an instance of ("database", "db" for managed Postgres):
+    #: what "the other db" or "that database" can point at
+    kinds: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -173,7 +177,11 @@ class Vocabulary:
                 if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
                     raise ConfigError(f"{source}: types.{typ}[{i}].aliases must be strings")
                 surfaces = tuple(dict.fromkeys([it["name"], *aliases]))
-                entries.append(_Entry(str(typ), it["name"], surfaces))
+                kinds = it.get("kinds") or []
+                if not isinstance(kinds, list) or not all(isinstance(k, str) for k in kinds):
+                    raise ConfigError(f"{source}: types.{typ}[{i}].kinds must be strings")
+                entries.append(_Entry(str(typ), it["name"], surfaces,
+                                      tuple(k.casefold() for k in kinds)))
         attr = data.get("attribute_types", [])
         subj = data.get("subject_types", [])
         if not isinstance(subj, list) or not all(isinstance(t, str) for t in subj):
@@ -229,6 +237,16 @@ class Vocabulary:
     def type_of(self, name: str) -> str | None:
         e = _surface_lookup(self.entries).get(_norm(name).casefold())
         return e.type if e else None
+
+    @property
+    def kinds(self) -> frozenset[str]:
+        """The common nouns entities are declared instances of ("database", "db")."""
+        return frozenset(k for e in self.entries for k in e.kinds)
+
+    def kinds_of(self, name: str) -> frozenset[str]:
+        """The kind nouns of one entity (by any of its names), with its type."""
+        e = _surface_lookup(self.entries).get(_norm(name).casefold())
+        return frozenset((*e.kinds, e.type)) if e else frozenset()
 
     def surfaces_of(self, name: str) -> tuple[str, ...]:
         e = _surface_lookup(self.entries).get(_norm(name).casefold())
@@ -426,7 +444,11 @@ class EntityExtractor:
                 if verb and run and run_indefinite and low == _base_form(low) \
                         and not _plural_word(run[-1][2]):
                     verb = False
-            if not is_acronym and (low in FUNCTION_WORDS or verb or _NUMBER.match(tok)):
+            # "how reliable is …", "how safe are …": the word between "how" and the verb
+            # is an adjective (the degree asked about), not an entity
+            degree = (not is_cap and i > 0 and tokens[i - 1][2].lower() == "how"
+                      and i + 1 < len(tokens) and tokens[i + 1][2].lower() in AUXILIARIES)
+            if not is_acronym and (low in FUNCTION_WORDS or verb or degree or _NUMBER.match(tok)):
                 flush(low)
                 continue
             if not run:
@@ -457,7 +479,7 @@ class EntityExtractor:
             return [Mention("term", surface, surface, s, e, "general")]
         if len(words) == 1 and (head in GENERIC_HEADS or head in ADJECTIVES):
             return [Mention("attribute", surface.lower(), surface, s, e, "general")]
-        if head in RELATIONAL_NOUNS and not caps and (
+        if head in RELATIONAL_NOUNS and not any(w[2][:1].isupper() for w in words) and (
                 len(words) <= 2 or all(w[2].lower() in ADJECTIVES for w in words[:-1])):
             # "the main function", "other good sources": an aspect of something, not a topic
             return [Mention("attribute", surface.lower(), surface, s, e, "general")]

@@ -163,7 +163,8 @@ AMBIGUOUS_VERBS = frozenset(b for b in _VERB_BASES if b in _NOUNISH and b not in
 
 #: words after which a bare verb base is a verb ("how do I save", "ways to cook them")
 VERB_CONTEXT = frozenset("i you we they he she it to can could should would will shall may "
-                         "might must do does did don't doesn't didn't".split())
+                         "might must do does did don't doesn't didn't i'll you'll we'll they'll "
+                         "i'd you'd we'd they'd can't won't".split())
 
 FUNCTION_WORDS = (
     DETERMINERS | PRONOUNS | PREPOSITIONS | AUXILIARIES | CONJUNCTIONS | WH_WORDS | ADVERBS

@@ -127,6 +127,12 @@ class SlotTable:
         """Non-terminal slots (live or stale)."""
         return [self._slots[i] for i in sorted(self._current.values())]
 
+    def recent(self, limit: int) -> list[Slot]:
+        """The ``limit`` most recently opened slots (any status), newest first; bounded, so
+        a look back does not grow with the conversation."""
+        return [self._slots[i] for i in range(len(self._slots) - 1,
+                                               max(-1, len(self._slots) - 1 - limit), -1)]
+
     def live(self) -> list[Slot]:
         return [s for s in self.current() if s.status is SlotStatus.LIVE]
 

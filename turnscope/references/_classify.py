@@ -73,6 +73,7 @@ class Cue(StrEnum):
     TYPE = "type_anaphora"  # "that region", "the tier you suggested"
     ZERO = "zero_anaphora"  # Japanese: the topic is dropped
     RECALL = "recall"
+    OTHER_THREAD = "other_thread"  # "back to the other thing": the thread before this one
     SCREEN = "screen"
 
 
@@ -193,6 +194,9 @@ _PIVOT_EN = re.compile(
     r"\bforget\s+(?:that|about)\b",
     re.IGNORECASE,
 )
+_BACK_TO_OTHER = re.compile(
+    r"\b(?:back\s+to|return(?:ing)?\s+to|going\s+back\s+to)\s+(?:the\s+|our\s+)?(?:other|previous|"
+    r"earlier)\s+(?:thing|question|topic|subject|one|issue)\b", re.IGNORECASE)
 _PIVOT_JA = re.compile(r"ところで|話は変わ|話が変わ|別の質問|別件|それとは別に|関係ない|"
                        r"(?:は|を)?置いといて|置いておいて|はさておき|それはそうと")
 
@@ -347,6 +351,12 @@ def classify(text: str, lang: str, mentions: Sequence[Mention], *,
     """
     cues: list[Cue] = []
     follow_up = follow_up_cue(text)
+    back = _BACK_TO_OTHER.search(text) if lang == "en" else None
+    if back is not None and has_history:
+        # "back to the other thing — …": a return to the thread before this one, not a
+        # change of subject (the words after the cue are the question)
+        return Classification(ReferenceClass.EARLIER, True, follow_up,
+                              (Cue.RECALL, Cue.OTHER_THREAD), None, topic_key=None, pivot=False)
     pivot = (_PIVOT_EN.search(text) or _PIVOT_JA.search(text)) is not None
     cut = after_pivot(text)
     if cut is not None:
@@ -458,7 +468,7 @@ _ONE_ANAPHORA = re.compile(
     r"enable|try)\s+one\b",
     re.IGNORECASE,
 )
-_TYPE_NP = re.compile(r"\b(?:that|this|the|those|these)\s+(?P<noun>[a-z]+)\b"
+_TYPE_NP = re.compile(r"\b(?:that|this|the|those|these)\s+(?:other\s+)?(?P<noun>[a-z]+)\b"
                       r"(?=\s+(?:you|we|i)\s+(?:suggested|recommended|mentioned|said|picked|"
                       r"chose|listed)|\s*(?:[?.!,]|$|btw\b|then\b|there\b))|"
                       r"\b(?:that|this|those|these)\s+(?P<noun2>[a-z]+)\b", re.IGNORECASE)
@@ -589,10 +599,14 @@ _HEADLESS_SUPERLATIVE = re.compile(
     r"\bthe\s+(?:(?:most|least)\s+[a-z]+|[a-z]{2,}est|best|worst)\b"
     r"(?=\s*(?:[?.!,]|$|\bever\b|\bto\b|\bin\b|\bof\b|\band\b|\bon\b|\bone\b))",
     re.IGNORECASE)
+_EVALUATIVE_ADJ = (r"(?:important|popular|famous|typical|notable|main|key|common|major|best|top|"
+                   r"good|well-known|interesting|other|similar|related|nearby|local|traditional)")
 _EVALUATIVE_NP = re.compile(
-    r"^\W*(?:what|which|who)\s+(?:are|were|is)\s+(?:the\s+)?(?:most\s+)?(?:important|popular|"
-    r"famous|typical|notable|main|key|common|major|best|top|good|well-known|interesting)\s+"
-    r"[a-z][a-z\-]+s\b|^\W*are\s+there\s+any\s+(?:famous|popular|good|notable|important)\b",
+    r"^\W*(?:what|which|who)\s+(?:are|were|is)\s+(?:the\s+|some\s+)?(?:most\s+)?"
+    rf"{_EVALUATIVE_ADJ}\s+(?:(?!(?:in|of|for|to|at|on|about|with)\b)[a-z][a-z\-]+\s+){{0,2}}"
+    r"[a-z][a-z\-]+s\b"
+    rf"|^\W*are\s+there\s+(?:any|some)\s+{_EVALUATIVE_ADJ}\b"
+    rf"|\b(?:some|any)\s+{_EVALUATIVE_ADJ}\s+[a-z][a-z\-]+s\b",
     re.IGNORECASE)
 # "tell me more about angel rounds": the request names its own subject
 _MORE_ABOUT_NP = re.compile(r"\bmore\s+(?:about|on)\s+(?!(?:it|that|this|those|these|them|the\s+"
@@ -616,8 +630,11 @@ def _introduces(m: Mention, text: str) -> bool:
 
 
 def _is_question(text: str) -> bool:
+    # a request for information is a question whether asked or ordered ("tell me about …",
+    # "describe …", "explain …")
     return bool(re.search(r"\?\s*$|^\s*(?:what|which|who|whom|whose|when|where|why|how|is|are|"
-                          r"was|were|do|does|did|can|could|should|would|will)\b", text,
+                          r"was|were|do|does|did|can|could|should|would|will|tell\s+me|describe|"
+                          r"explain|list|name|give\s+me|show\s+me|compare)\b", text,
                           re.IGNORECASE))
 
 

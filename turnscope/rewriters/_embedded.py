@@ -32,7 +32,7 @@ import re
 from collections.abc import Sequence
 
 from turnscope.conversation import ConversationState, ResolvedTurn, Role, char_bigrams
-from turnscope.entities import EntityExtractor, Enumeration, Mention
+from turnscope.entities import EntityExtractor, Enumeration, Mention, SlotStatus
 from turnscope.entities._lexicon import (
     DEMONYMS,
     FUNCTION_WORDS,
@@ -88,12 +88,14 @@ _JA_PROXIMAL_NP = re.compile(r"この(?=[\u30a0-\u30ffー\u4e00-\u9fffA-Za-z])")
 _JA_PROXIMAL = re.compile(r"これ|ここ|こちら")
 #: how many earlier questions compete when the domain knows which thread fits (bounded)
 DEFAULT_THREADS = 4
+#: how many recent slots "the other <kind>" looks back over for the one that was superseded
+DEFAULT_OTHER_LOOKBACK = 64
 _ADDITIVE = re.compile(r"\b(?:too|also|as\s+well|either|instead|same)\b|も[？?]?$|もそう", re.IGNORECASE)
 _SUPERLATIVE_HEADLESS = re.compile(
     r"\bthe\s+(?:(?:most|least)\s+[a-z]+|[a-z]{2,}est|best|worst)\b"
     r"(?=\s*(?:[?.!,]|$|\bever\b|\bto\b|\bin\b|\bof\b|\band\b|\bon\b))", re.IGNORECASE)
 _OTHER_ONE = re.compile(r"\b(?:the\s+)?other\s+one\b", re.IGNORECASE)
-_TYPE_REF = re.compile(r"\b(?:that|this|the|those|these)\s+(?P<noun>[a-z]+)"
+_TYPE_REF = re.compile(r"\b(?:that|this|the|those|these)\s+(?P<other>other\s+)?(?P<noun>[a-z]+)"
                        r"(?:\s+(?:you|we|i)\s+(?:suggested|recommended|mentioned|said|picked|chose|"
                        r"listed))?\b", re.IGNORECASE)
 _ONE_PRON = re.compile(r"\b(?:that|this)\s+one\b|\b(?P<verb>set|get|create|make|use|pick|choose|"
@@ -428,7 +430,7 @@ class EmbeddedRewriter:
 
         # 1b. "that region", "the tier you suggested": the latest entity of that type
         if Cue.TYPE in c.cues:
-            typed_ref = self._type_reference(text, lang, scope, present)
+            typed_ref = self._type_reference(text, lang, scope, state, present)
             if typed_ref is not None:
                 text, focus = typed_ref
                 rules.append(f"type-anaphora->{focus.name}")
@@ -438,10 +440,12 @@ class EmbeddedRewriter:
 
         # once the message's own reference is resolved ("go with the irish one — RPO there?"
         # -> Dublin), what is left of it refers inside the message: nothing more is carried
+        now_ms = self.extractor.extract(text, lang)
         if any(r.startswith(("one-anaphora", "modifier-contrast", "type-anaphora"))
-               for r in rules) and lang == "en" \
-                and english_pronoun(text, self.extractor.extract(text, lang)) is None \
-                and Cue.ELLIPSIS not in c.cues:
+               for r in rules) and lang == "en" and english_pronoun(text, now_ms) is None \
+                and (Cue.ELLIPSIS not in c.cues or any(m.is_attribute for m in now_ms)):
+            # (a fragment that names what it asks, "the max retention on the other db?",
+            # is complete once its referent is resolved: nothing to copy from earlier)
             return text, focus
 
         # 1c. Japanese zero anaphora: the dropped topic is the topic in play, unless the
@@ -574,16 +578,28 @@ class EmbeddedRewriter:
             return f"{subject}について、{core}{end}", prev.focus
         return f"{core} — {subject}{end}", prev.focus
 
-    def _type_reference(self, text: str, lang: str, scope: Scope,
+    def _type_reference(self, text: str, lang: str, scope: Scope, state: ConversationState,
                         present: set[str]) -> tuple[str, Mention] | None:
         if lang != "en":
             return None
+        vocab = self.extractor.vocabulary
         for m in _TYPE_REF.finditer(text):
-            noun = m.group("noun").lower().rstrip("s")
-            cands = [sl for sl in (*scope.slots, *scope.stale)
-                     if sl.type == noun and sl.name.casefold() not in present]
+            word = m.group("noun").lower()
+            nouns = {word, word.rstrip("s")}
+            of_kind = sorted((sl for sl in (*scope.slots, *scope.stale)
+                              if sl.type in nouns or nouns & vocab.kinds_of(sl.name)),
+                             key=lambda sl: sl.last_seen, reverse=True)
+            if m.group("other"):
+                # "the other db": of that kind, not the one the conversation is on now; the
+                # one it superseded is exactly "the other" one, so terminal slots count here
+                current = of_kind[0].name if of_kind else None
+                of_kind = of_kind[1:] + [
+                    sl for sl in state.slots.recent(DEFAULT_OTHER_LOOKBACK)
+                    if sl.status is SlotStatus.SUPERSEDED and sl.superseded_by == current
+                    and (sl.type in nouns or nouns & vocab.kinds_of(sl.name))]
+            cands = [sl for sl in of_kind if sl.name.casefold() not in present]
             if cands:
-                best = max(cands, key=lambda sl: sl.last_seen)
+                best = cands[0]
                 ent = Mention(best.type, best.name, best.name, 0, 0, "slot")
                 return text[: m.start()] + best.name + text[m.end():], ent
         return None

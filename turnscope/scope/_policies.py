@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from turnscope._exceptions import ConfigError
 from turnscope.conversation import ConversationState, char_bigrams
 from turnscope.entities import Enumeration, Slot, SlotStatus, Vocabulary
-from turnscope.references import ReferenceClass
+from turnscope.references import Cue, ReferenceClass
 from turnscope.scope._base import Message, Scope, ScopePolicy
 from turnscope.scope._segment import CentroidDetector, FlagDetector, SegmentDetector
 
@@ -44,6 +44,8 @@ DEFAULT_WINDOW = 2
 DEFAULT_RECENT_TURNS = 2
 #: share of the topic key's character 2-grams an exchange must contain to be "relevant"
 DEFAULT_RELEVANT_MIN_OVERLAP = 0.6
+#: how many earlier user turns "the other thing" may reach back over
+DEFAULT_THREAD_HORIZON = 12
 
 
 def _enums_in(state: ConversationState, turns: set[int]) -> tuple[Enumeration, ...]:
@@ -172,6 +174,22 @@ class RelevantPolicy:
                         best = alt
         return best
 
+    @staticmethod
+    def other_thread(state: ConversationState, before: int) -> int | None:
+        """The latest user turn of the thread before the current one: the newest question
+        whose topic differs from the topic in force (looked for within a bounded horizon,
+        so the cost of a turn does not grow with the conversation)."""
+        turns = [t for t in reversed(state.resolved) if t < before]
+        if not turns:
+            return None
+        current = state.resolved[turns[0]].topic
+        cur_name = current.name.casefold() if current is not None else None
+        for t in turns[1:DEFAULT_THREAD_HORIZON]:
+            topic = state.resolved[t].topic
+            if topic is not None and topic.name.casefold() != cur_name:
+                return t
+        return None
+
     def _find(self, state: ConversationState, key: str, before: int) -> list[tuple[int, float]]:
         grams = char_bigrams(key)
         if not grams:
@@ -189,6 +207,12 @@ class RelevantPolicy:
 
     def run(self, state: ConversationState, message: Message) -> Scope:
         key = message.classification.topic_key
+        if Cue.OTHER_THREAD in message.classification.cues:
+            ex = self.other_thread(state, message.index)
+            if ex is None:
+                return Scope(self.name, (), guarded=True, note="no other thread")
+            return Scope(self.name, tuple(state.exchange_of(ex)), guarded=True, recalled=(ex,),
+                         note="the other thread")
         if not key:
             return Scope(self.name, (), guarded=True, note="no topic key")
         found = self.find(state, key, message.index)
