@@ -333,3 +333,40 @@ def test_bare_noun_question_moves_the_topic() -> None:
     s.user("What is melatonin?")
     r = s.user("How was it discovered?")
     assert "melatonin" in r.query and "jet lag" not in r.query
+
+
+def test_ordinal_on_a_closed_thread_list_brings_the_lists_property() -> None:
+    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    for role, text in [
+        ("user", "which regions in europe support customer managed keys?"),
+        ("assistant", "Customer-managed keys are available in Frankfurt, Dublin and Paris."),
+        ("user", "unrelated but how do i get our invoices as a csv"),
+        ("assistant", "The billing export API can deliver your line items as CSV."),
+        ("user", "do scheduled ones cost anything"),
+        ("assistant", "The billing export API itself is free of charge."),
+    ]:
+        s.add(role, text)
+    r = s.user("and the third one from that list — is it ok for prod?")
+    assert "Paris" in r.query and "customer-managed keys" in r.query
+    assert "billing" not in r.query.lower()
+
+
+def test_ordinal_on_the_latest_list_adds_nothing_more() -> None:
+    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    s.user("which regions in europe support customer managed keys?")
+    s.assistant("Customer-managed keys are available in Frankfurt, Dublin and Paris.")
+    r = s.user("what's the uptime SLA on the third one?")
+    assert "Paris" in r.query and "customer-managed" not in r.query
+
+
+def test_modifier_one_found_in_the_answers_that_described_it() -> None:
+    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    for role, text in [
+        ("user", "usage export api rate limit?"),
+        ("assistant", "The usage export API allows 120 requests per minute per organization."),
+        ("user", "and the reporting export one"),
+        ("assistant", "The reporting export API allows 10 requests per minute per project."),
+    ]:
+        s.add(role, text)
+    r = s.user("ok and for the org-level one, what role do i need")
+    assert "usage export API" in r.query and "reporting" not in r.query

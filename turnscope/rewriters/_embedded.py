@@ -32,7 +32,7 @@ import re
 from collections.abc import Sequence
 
 from turnscope.conversation import ConversationState, ResolvedTurn, Role, char_bigrams
-from turnscope.entities import EntityExtractor, Enumeration, Mention, SlotStatus
+from turnscope.entities import GENERAL_TYPES, EntityExtractor, Enumeration, Mention, SlotStatus
 from turnscope.entities._lexicon import (
     DEMONYMS,
     FUNCTION_WORDS,
@@ -90,6 +90,8 @@ _JA_PROXIMAL = re.compile(r"これ|ここ|こちら")
 DEFAULT_THREADS = 4
 #: how many recent slots "the other <kind>" looks back over for the one that was superseded
 DEFAULT_OTHER_LOOKBACK = 64
+#: "org-level", "account-wide": the modifier is its first part
+_MOD_SUFFIXES = frozenset("level wide based side scoped only".split())
 _ADDITIVE = re.compile(r"\b(?:too|also|as\s+well|either|instead|same)\b|も[？?]?$|もそう", re.IGNORECASE)
 _SUPERLATIVE_HEADLESS = re.compile(
     r"\bthe\s+(?:(?:most|least)\s+[a-z]+|[a-z]{2,}est|best|worst)\b"
@@ -392,6 +394,13 @@ class EmbeddedRewriter:
                         focus = chosen[0]
                         state.enumeration_use[enum.turn] = msg.index
                         rules.append(f"ordinal:{ordinal.position}x{count}@turn{enum.turn}")
+                        frame = self._list_frame(enum, chosen, state, msg.index, text)
+                        if frame:
+                            # a list from a thread that has since closed: its items were
+                            # chosen by a property ("regions that support CMK"); the
+                            # selection means nothing without it
+                            text = self._attach(text, lang, _join([m.name for m in frame], lang))
+                            rules.append("ordinal-frame:" + ",".join(m.name for m in frame))
                         return text, focus
                 rules.append("ordinal-unresolved")
 
@@ -604,6 +613,23 @@ class EmbeddedRewriter:
                 return text[: m.start()] + best.name + text[m.end():], ent
         return None
 
+    def _list_frame(self, enum: Enumeration, chosen: Sequence[Mention], state: ConversationState,
+                    now: int, text: str) -> list[Mention]:
+        """The property a list from an earlier thread was selected by: the aspect entities
+        (vocabulary, not subject types) of the question the list answered. Nothing when
+        the list belongs to the latest exchange: there the thread itself carries it."""
+        subj = self.extractor.vocabulary.subject_types
+        question = state.resolved.get(enum.turn - 1)
+        if question is None or not subj or enum.turn >= now - 2:
+            return []
+        if not any(state.resolved[t].topic_shift for t in state.resolved if enum.turn < t < now):
+            return []
+        item_types = {m.type for m in chosen}
+        low = text.casefold()
+        return [m for m in question.entities
+                if m.source == "vocab" and not m.is_attribute and m.type not in subj
+                and m.type not in item_types and m.name.casefold() not in low]
+
     def _rheme(self, question: ResolvedTurn, state: ConversationState) -> Mention | None:
         """The new information of the answer to ``question``, if it introduced any.
 
@@ -662,6 +688,8 @@ class EmbeddedRewriter:
                 hits = hits or self.extractor.vocabulary.find(mod)
                 if hits:
                     ent = hits[0]
+            if ent is None:
+                ent = self._described_as(mod, scope, state, msg.index)
             if ent is not None:
                 return text[: m.start()] + _the(ent.name, lang) + text[m.end():], ent
             return None
@@ -687,6 +715,35 @@ class EmbeddedRewriter:
         group = m.group("verb")
         rep = f"{group} {_the(ent.name, lang)}" if group else _the(ent.name, lang)
         return text[: m.start()] + rep + text[m.end():], ent
+
+    def _described_as(self, mod: str, scope: Scope, state: ConversationState,
+                      now: int) -> Mention | None:
+        """"the org-level one": the entity in scope that the conversation's own answers
+        described with the modifier ("… per organization, shared by all projects in the
+        org"), when exactly one of them was. Only answers about a single entity of its
+        type count, within the eviction horizon (bounded)."""
+        core = mod.split("-")[0] if "-" in mod and mod.split("-")[-1] in _MOD_SUFFIXES else mod
+        if len(core) < 3:
+            return None
+        pattern = re.compile(rf"\b{re.escape(core)}\w*", re.IGNORECASE)
+        # a superseded entity counts: the modifier names it explicitly, as "the other" does
+        superseded = [sl for sl in state.slots.recent(DEFAULT_OTHER_LOOKBACK)
+                      if sl.status is SlotStatus.SUPERSEDED]
+        cands = {sl.name.casefold(): sl for sl in (*superseded, *scope.slots, *scope.stale)
+                 if sl.type != "attribute" and sl.type not in GENERAL_TYPES}
+        hits: set[str] = set()
+        horizon = max(0, now - 2 * state.slots.config.evict_after)
+        for t in range(now - 1, horizon - 1, -1):
+            turn = state.turns[t - 1] if 0 < t <= len(state.turns) else None
+            if turn is None or turn.role is not Role.ASSISTANT or not pattern.search(turn.content):
+                continue
+            about = [m for m in state.mentions.get(t, ()) if m.name.casefold() in cands]
+            if len({m.type for m in about}) == len({m.name.casefold() for m in about}) and about:
+                hits |= {m.name.casefold() for m in about}
+        if len(hits) != 1:
+            return None
+        sl = cands[hits.pop()]
+        return Mention(sl.type, sl.name, sl.name, 0, 0, "slot")
 
     def _associated(self, own: Sequence[Mention], candidates: Sequence[Mention]) -> Mention | None:
         """The candidate the domain most associates with the message's own entities
