@@ -325,6 +325,7 @@ def bundled_vocabularies() -> Vocabulary:
 
 # General extractor ---------------------------------------------------------------------
 
+_OBJECT_PRONOUNS = frozenset("it them him her me us".split())
 _DEFINITE = frozenset("the this that these those its their".split())
 
 
@@ -423,9 +424,12 @@ class EntityExtractor:
             is_cap = tok[:1].isupper() and i not in sentence_start
             is_acronym = bool(_ACRONYM.match(tok)) and low not in {"i", "ok"}
             verb = low in VERBS and not is_cap
-            if not verb and not is_cap and low in AMBIGUOUS_VERBS and not run and i \
-                    and tokens[i - 1][2].lower() in VERB_CONTEXT:
-                verb = True  # "how do I save", "ways to cook them": the syntax wants a verb
+            if not verb and not is_cap and low in AMBIGUOUS_VERBS and i and (
+                    (not run and tokens[i - 1][2].lower() in VERB_CONTEXT)
+                    or (i + 1 < len(tokens) and tokens[i + 1][2].lower() in _OBJECT_PRONOUNS)):
+                # "how do I save", "ways to cook them", "did Ben Franklin cook it": the
+                # syntax wants a verb (a noun is never followed by an object pronoun)
+                verb = True
             if verb:
                 # a verb form right after a determiner, or inside a noun run and followed by
                 # another content word, is a noun modifier: "the billing export API"

@@ -257,9 +257,9 @@ class EmbeddedRewriter:
             if places:
                 return places[0]
         if number is not None and lang == "en":
-            for m in cands:
-                if (number == "pl") == is_plural(m.name):
-                    return m
+            agreeing = [m for m in cands if (number == "pl") == is_plural(m.name)]
+            if agreeing:
+                cands = agreeing
         return cands[0] if cands else None
 
     def _antecedents(self, scope: Scope, state: ConversationState,
@@ -410,6 +410,13 @@ class EmbeddedRewriter:
             "place" if word == "there" else None)
         antecedent = self._antecedent(scope, state, present, lang,
                                       pronoun_number(word) if pm else None, kind)
+        persons: set[str] = state.memo.setdefault("persons", set())
+        if kind == "person" and antecedent is not None:
+            # animacy: what "he"/"his" stood for is a person, and "it" will not stand for it
+            persons.add(antecedent.name.casefold())
+        elif word in ("it", "its") and antecedent is not None \
+                and antecedent.name.casefold() in persons:
+            antecedent = self._antecedent(scope, state, present | persons, lang, "sg", None)
         prev = next(iter(self._scoped_user_records(scope, state)), None)
         topic = self._topic(scope, state, present)
         if antecedent is not None and topic is not None and not anchors(antecedent):
