@@ -370,3 +370,36 @@ def test_modifier_one_found_in_the_answers_that_described_it() -> None:
         s.add(role, text)
     r = s.user("ok and for the org-level one, what role do i need")
     assert "usage export API" in r.query and "reporting" not in r.query
+
+
+def test_it_does_not_stand_for_a_person() -> None:
+    s = Session()
+    s.user("What is the functionalist theory?")
+    s.user("What is Herbert Spencer known for?")
+    s.user("How is his work related to Comte?")  # "his": Herbert Spencer is a person
+    r = s.user("What is its main criticism?")
+    assert "Spencer" not in r.query
+
+
+def test_she_finds_the_possessor_and_he_is_not_her() -> None:
+    s = Session()
+    s.user("What is Melania Trump's religion?")
+    assert "Melania Trump" in s.user("Does she have children?").query
+    r = s.user("How old is he?")
+    assert "Melania" not in r.query
+
+
+def test_he_with_no_person_is_left_alone() -> None:
+    s = Session()
+    s.user("What is the Black Lives Matter campaign?")
+    assert s.user("Why was he acquitted?").query == "Why was he acquitted?"
+
+
+@pytest.mark.parametrize("text", [
+    "What is mortadella and where is it from?",
+    "e-Discovery?  What's that?",
+])
+def test_a_pronoun_bound_inside_its_own_message_is_kept(text: str) -> None:
+    s = Session()
+    s.user("What is Emilia-Romagna famous for?")
+    assert s.user(text).query == text

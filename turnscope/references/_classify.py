@@ -483,8 +483,9 @@ def strip_discourse(text: str) -> str:
 
 
 def _proper(m: Mention) -> bool:
+    # "e-Discovery", "iPhone": a capital inside a word marks a name as well
     return m.source != "general" or m.type in ("name", "term") or any(
-        w[:1].isupper() for w in m.name.split())
+        w[:1].isupper() or any(c.isupper() for c in w[1:]) for w in m.name.split())
 
 
 def _is_fragment(core: str, named: frozenset[str] | set[str] = frozenset()) -> bool:
@@ -553,11 +554,18 @@ def english_pronoun(text: str, mentions: Sequence[Mention]) -> re.Match[str] | N
         # any noun phrase of the message can bind it across a clause boundary ("can we keep
         # the delivered files, or do they get cleaned up?"); a bare singular common noun only
         # when it anchors (names something)
+        # … or when it is a bare noun ("what is mortadella and where is it from?"); a
+        # relational noun binds too when it heads the first clause ("what is the newest
+        # version and what is better about it?")
         bound = any(m.end <= pm.start()
-                    and (anchors(m) or (num == "pl" and is_plural(_np(text, m))))
+                    and (((anchors(m) or (num == "pl" and is_plural(_np(text, m))))
+                          and (possessive or _CLAUSE_BREAK.search(text[m.end:pm.start()])))
+                         or (((m.type == "phrase" and not m.definite)
+                              or (m.is_attribute and _COPULA_SUBJECT.match(text[: m.start])))
+                             and _NEW_CLAUSE.search(text[m.end:pm.start()])))
                     and (num is None or (num == "pl") == is_plural(_np(text, m)))
-                    and (possessive or _CLAUSE_BREAK.search(text[m.end:pm.start()]))
-                    for m in mentions if not m.is_attribute or m.source == "vocab")
+                    for m in mentions if not m.is_attribute or m.source == "vocab"
+                    or _COPULA_SUBJECT.match(text[: m.start]))
         if not bound:
             return pm
     return None
@@ -567,6 +575,10 @@ _EXTRAPOSED = re.compile(
     r"\s+(?:(?:cost|costs|take|takes|make\s+sense|help|helps|matter|matters|hurt|hurts|pay|"
     r"pays)\b[^.?!]*?\bto\s+[a-z]+|(?:is|was|be)?\s*(?:possible|worth|necessary|ok|okay|safe|"
     r"hard|easy|better|cheaper)\s+to\s+[a-z]+)", re.IGNORECASE)
+_COPULA_SUBJECT = re.compile(r"^\W*(?:what|which|who)\s+(?:is|was|are|were)\s+(?:the\s+)?(?:\w+\s+)?$",
+                             re.IGNORECASE)
+_NEW_CLAUSE = re.compile(r"[,;:—–?!.]|\s-\s|\b(?:and|or|but)\s+(?:where|what|why|how|when|who|which|is|"
+                         r"are|was|were|does|do|did|can|could)\b", re.IGNORECASE)
 _CLAUSE_BREAK = re.compile(r"[,;:—–?!.]|\s-\s|\b(?:and|or|but|so|because|if|when|then|which|"
                            r"that|who|where|while|before|after)\b", re.IGNORECASE)
 

@@ -248,8 +248,15 @@ class EmbeddedRewriter:
         cands = self._antecedents(scope, state, exclude)
         if kind == "person" and lang == "en":
             # he / she: a proper name, not a common noun phrase
-            people = [m for m in cands if m.type == "name" and "'" not in m.name
-                      and all(w[:1].isupper() for w in m.name.split())]
+            people = []
+            for m in cands:
+                # "Melania Trump's religion": the possessor is the person
+                owner = re.split(r"['’]s\b", m.name, maxsplit=1)[0].strip()
+                if owner and owner.casefold() not in exclude and all(w[:1].isupper() for w in owner.split()) and (
+                        m.type == "name" or owner != m.name):
+                    people.append(m if owner == m.name else
+                                  Mention("name", owner, owner, m.start, m.start + len(owner),
+                                          m.source))
             return people[0] if people else None
         if kind == "place" and lang == "en":
             places = [m for m in cands if m.type in LOCATION_TYPES or (
@@ -411,9 +418,17 @@ class EmbeddedRewriter:
         antecedent = self._antecedent(scope, state, present, lang,
                                       pronoun_number(word) if pm else None, kind)
         persons: set[str] = state.memo.setdefault("persons", set())
-        if kind == "person" and antecedent is not None:
-            # animacy: what "he"/"his" stood for is a person, and "it" will not stand for it
-            persons.add(antecedent.name.casefold())
+        if kind == "person":
+            # gender: who "she" stood for is not a "he" later, and the other way round
+            gender = "female" if word in ("she", "her") else "male"
+            other: set[str] = state.memo.setdefault("male" if gender == "female" else "female",
+                                                    set())
+            if antecedent is not None and antecedent.name.casefold() in other:
+                antecedent = self._antecedent(scope, state, present | other, lang, None, kind)
+            if antecedent is not None:
+                # animacy: what "he"/"his" stood for is a person, and "it" will not stand for it
+                persons.add(antecedent.name.casefold())
+                state.memo.setdefault(gender, set()).add(antecedent.name.casefold())
         elif word in ("it", "its") and antecedent is not None \
                 and antecedent.name.casefold() in persons:
             antecedent = self._antecedent(scope, state, present | persons, lang, "sg", None)
@@ -538,8 +553,11 @@ class EmbeddedRewriter:
                 rules.append(f"ellipsis:attach->{antecedent.name}")
                 return self._attach(text, lang, antecedent.name), antecedent
 
-        # 5. bridging: "the cost", "the main themes" -> about the topic in force
+        # 5. bridging: "the cost", "the main themes" -> about the topic in force; a "he" or
+        #    "she" with no person to stand for is left as it is (a topic is not a person)
         anchor = topic or antecedent
+        if kind == "person" and antecedent is None:
+            anchor = None
         if (Cue.BRIDGING in c.cues or Cue.ELLIPSIS in c.cues or Cue.PRONOUN in c.cues) \
                 and anchor is not None and anchor.name.casefold() not in present:
             rules.append(f"bridging->{anchor.name}")
