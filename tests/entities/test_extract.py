@@ -447,3 +447,13 @@ def test_kinds_are_read_and_validated() -> None:
     assert v.kinds_of("Postgres") == {"database", "db", "service"}
     with pytest.raises(ConfigError, match=r"types\.service\[0\]\.kinds"):
         Vocabulary.from_dict({"types": {"service": [{"name": "x", "kinds": "db"}]}})
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("What is seafloor spreading?", ["seafloor spreading"]),  # a gerund heads the phrase
+    ("What makes the batteries unique?", ["batteries"]),  # adjective suffix, predicate
+    ("How did Ben Franklin cook turkeys?", ["Ben Franklin", "turkeys"]),  # aux, subject, verb
+])
+def test_gerunds_predicates_and_inverted_questions(general: EntityExtractor, text: str,
+                                                   expected: list[str]) -> None:
+    assert [m.name for m in general.extract(text) if not m.is_attribute] == expected

@@ -403,3 +403,11 @@ def test_a_pronoun_bound_inside_its_own_message_is_kept(text: str) -> None:
     s = Session()
     s.user("What is Emilia-Romagna famous for?")
     assert s.user(text).query == text
+
+
+def test_two_pronouns_two_antecedents() -> None:
+    s = Session()
+    s.user("Tell me about the Bronze Age collapse.")
+    s.user("Who were the Sea Peoples?")
+    r = s.user("What was their role in it?")
+    assert "Sea Peoples" in r.query and "Bronze Age collapse" in r.query

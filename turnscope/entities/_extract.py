@@ -325,6 +325,7 @@ def bundled_vocabularies() -> Vocabulary:
 
 # General extractor ---------------------------------------------------------------------
 
+_INVERTED_AUX = frozenset("do does did can could will would should may might must".split())
 _OBJECT_PRONOUNS = frozenset("it them him her me us".split())
 _DEFINITE = frozenset("the this that these those its their".split())
 
@@ -342,7 +343,9 @@ def _base_form(word: str) -> str:
 def _predicate_word(word: str) -> bool:
     low = word.lower()
     return (low in ADJECTIVES or low in ADVERBS or (low.endswith("ly") and len(low) > 4)
-            or (low.endswith("ed") and len(low) > 5))
+            or (low.endswith("ed") and len(low) > 5)
+            # adjective suffixes that nouns rarely carry ("unique", "dangerous", "harmful")
+            or low.endswith(("ous", "ful", "ique", "less")) or (low.endswith("ive") and len(low) > 6))
 
 
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’_\-./]*[A-Za-z0-9]|[A-Za-z0-9]")
@@ -399,6 +402,7 @@ class EntityExtractor:
         run: list[tuple[int, int, str]] = []
         run_opened = False
         run_indefinite = False
+        run_after_aux = False
         sentence_start = {0} | {i + 1 for i, (s, _, _) in enumerate(tokens[:-1])
                                 if re.search(r"[.?!:;]\s*$", text[tokens[i][1]:tokens[i + 1][0]])}
 
@@ -424,6 +428,8 @@ class EntityExtractor:
             is_cap = tok[:1].isupper() and i not in sentence_start
             is_acronym = bool(_ACRONYM.match(tok)) and low not in {"i", "ok"}
             verb = low in VERBS and not is_cap
+            if not verb and not is_cap and low in AMBIGUOUS_VERBS and run and run_after_aux:
+                verb = True  # "how did Ben Franklin cook …": subject after the auxiliary, then the verb
             if not verb and not is_cap and low in AMBIGUOUS_VERBS and i and (
                     (not run and tokens[i - 1][2].lower() in VERB_CONTEXT)
                     or (i + 1 < len(tokens) and tokens[i + 1][2].lower() in _OBJECT_PRONOUNS)):
@@ -438,6 +444,11 @@ class EntityExtractor:
                 # only inside a noun phrase that a determiner or preposition opened
                 if prev in _ARTICLES or (run and run_opened and nxt
                                            and nxt not in FUNCTION_WORDS and nxt not in VERBS):
+                    verb = False
+                # a gerund after a modifier heads the phrase: "seafloor spreading", "binge
+                # drinking", "mindful breathing" (unless an object follows: "… using it")
+                if verb and run and low.endswith("ing") and not (
+                        nxt in DETERMINERS or nxt in _OBJECT_PRONOUNS or nxt in ("a", "an")):
                     verb = False
                 # … but a plural noun followed by a bare verb is subject and verb:
                 # "what foods contain iron", "can the cells go away"
@@ -459,6 +470,7 @@ class EntityExtractor:
                 prev_low = tokens[i - 1][2].lower() if i else ""
                 run_opened = prev_low in DETERMINERS or prev_low in PREPOSITIONS
                 run_indefinite = prev_low in ("a", "an")
+                run_after_aux = prev_low in _INVERTED_AUX
             run.append((s, e, tok))
         flush()
         return out

@@ -191,7 +191,8 @@ RELATIONAL_NOUNS = frozenset(
     "components ingredient ingredients member members author authors founder founders "
     "creator inventor owner owners goal goals aim aims principle principles rule rules "
     "consequence consequences factor factors aspect aspects element elements category "
-    "categories variety varieties form forms outcome outcomes fact facts".split()
+    "categories variety varieties form forms outcome outcomes fact facts contribution "
+    "contributions".split()
 )
 
 #: common adjectives: on their own ("is it free?", "how long") they are predicates, not entities

@@ -535,6 +535,9 @@ class EmbeddedRewriter:
             new, n = self._substitute_pronouns(text, lang, antecedent.name, allow_that=True)
             if n:
                 rules.append(f"anaphora->{antecedent.name}")
+                if lang == "en":
+                    new = self._second_pronoun(new, word, antecedent, scope, state, present,
+                                               topic, rules)
                 return new, antecedent
 
         # 4. ellipsis: copy the antecedent question, substitute the contrasted element
@@ -1039,6 +1042,36 @@ class EmbeddedRewriter:
         if not names:
             return _SENT_END.sub("", prev.query)
         return ("の".join(names) if lang == "ja" else " ".join(dict.fromkeys(names)))
+
+    def _second_pronoun(self, text: str, first: str, used: Mention, scope: Scope,
+                        state: ConversationState, present: set[str], topic: Mention | None,
+                        rules: list[str]) -> str:
+        """"how did he cook it?", "what was their role in it?": a second pronoun of another
+        person, number or animacy stands for a second antecedent (the topic first)."""
+        pm = english_pronoun(text, self.extractor.extract(text, "en"))
+        if pm is None:
+            return text
+        word = pm.group(0).lower()
+        kinds = {w: ("person" if w in ("he", "she", "him", "his", "her") else "thing")
+                 for w in (first, word)}
+        if kinds[first] == kinds[word] and pronoun_number(first) == pronoun_number(word):
+            return text  # the same referent again
+        exclude = present | {used.name.casefold()} | state.memo.get("persons", set())
+        number = pronoun_number(word)
+        second: Mention | None = None
+        if kinds[word] == "thing" and topic is not None and topic.name.casefold() not in exclude \
+                and (number is None or (number == "pl") == is_plural(topic.name)):
+            second = topic
+        if second is None:
+            second = self._antecedent(scope, state, exclude, "en", number,
+                                      "person" if kinds[word] == "person" else None)
+        if second is None:
+            return text
+        new, n = self._substitute_pronouns(text, "en", second.name, allow_that=False)
+        if n:
+            rules.append(f"anaphora->{second.name}")
+            return new
+        return text
 
     def _substitute_pronouns(self, text: str, lang: str, name: str, *,
                              allow_that: bool) -> tuple[str, int]:
