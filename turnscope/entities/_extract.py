@@ -325,6 +325,7 @@ def bundled_vocabularies() -> Vocabulary:
 
 # General extractor ---------------------------------------------------------------------
 
+_PRONOUN_COPULA = frozenset("i'm you're we're they're it's he's she's".split())
 _INVERTED_AUX = frozenset("do does did can could will would should may might must".split())
 _OBJECT_PRONOUNS = frozenset("it them him her me us".split())
 _DEFINITE = frozenset("the this that these those its their".split())
@@ -463,6 +464,12 @@ class EntityExtractor:
             # is an adjective (the degree asked about), not an entity
             degree = (not is_cap and i > 0 and tokens[i - 1][2].lower() == "how"
                       and i + 1 < len(tokens) and tokens[i + 1][2].lower() in AUXILIARIES)
+            # "if I'm allergic", "it's dangerous": the complement of a pronoun's copula at
+            # the end of its clause describes, it does not name
+            degree = degree or (not is_cap and not run and i > 0
+                                and tokens[i - 1][2].lower() in _PRONOUN_COPULA
+                                and (i + 1 == len(tokens) or tokens[i + 1][2].lower() in FUNCTION_WORDS
+                                     or bool(re.match(r"\s*[,.;:?!]", text[e:]))))
             if not is_acronym and (low in FUNCTION_WORDS or verb or degree or _NUMBER.match(tok)):
                 flush(low)
                 continue

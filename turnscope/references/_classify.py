@@ -421,8 +421,8 @@ def classify(text: str, lang: str, mentions: Sequence[Mention], *,
         if has_history and _is_question(text) and not any(_introduces(m, text) for m in named):
             # nothing new is introduced: the question is about the subject already given
             cues.append(Cue.BRIDGING)
-        elif has_history and (_HEADLESS_SUPERLATIVE.search(text) or _EVALUATIVE_NP.search(text)) \
-                and not any(_proper(m) for m in named):
+        elif has_history and (_HEADLESS_SUPERLATIVE.search(text) or (
+                _EVALUATIVE_NP.search(text) and not any(_proper(m) for m in named))):
             # "the largest ever", "the most powerful": a superlative with no noun takes the
             # topic's; "important applications", "famous foods": an evaluative adjective is
             # relative to a domain (important *for what*?) and the domain is the topic
