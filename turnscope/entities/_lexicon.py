@@ -49,7 +49,8 @@ WH_WORDS = frozenset("what which who whom whose when where why how".split())
 ADVERBS = frozenset(
     "not also just only really very quite too again still already even ever never always "
     "usually often sometimes currently now then there here actually basically maybe perhaps "
-    "please ok okay hmm hm um uh yes no yeah well anyway instead exactly specifically "
+    "please ok okay hmm hm um uh yes no yeah well anyway instead exactly specifically wow oh ah "
+    "huh aha oops yikes "
     "generally typically else further more less most least much many enough rather pretty "
     "thanks thank earlier before previously later back different differently same other "
     "overall approximately roughly about around first second third last next away apart "
