@@ -411,3 +411,26 @@ def test_two_pronouns_two_antecedents() -> None:
     s.user("Who were the Sea Peoples?")
     r = s.user("What was their role in it?")
     assert "Sea Peoples" in r.query and "Bronze Age collapse" in r.query
+
+
+def test_ordinal_of_the_two_counts_in_the_order_of_introduction() -> None:
+    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    for role, text in [
+        ("user", "we're picking between paris and stockholm, which has better dr numbers?"),
+        ("assistant", "Both Paris and Stockholm document an RPO of 1 hour."),
+        ("user", "does stockholm have redis"),
+        ("assistant", "Not yet — managed Redis isn't offered in Stockholm. Paris does offer it."),
+        ("user", "what columns are in the billing export"),
+        ("assistant", "Every row carries billing_account_id, project_id, service, sku, region and cost."),
+    ]:
+        s.add(role, text)
+    r = s.user("and the uptime sla for the first of the two regions?")
+    assert "Paris" in r.query and "Stockholm" not in r.query
+
+
+def test_modifier_spelled_by_a_list_members_alias() -> None:
+    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    s.user("which two regions have hsm backed keys")
+    s.assistant("HSM-backed keys are offered only in Frankfurt (eu-central-1) and Virginia (us-east-1).")
+    r = s.user("for the us one of the two, what's the sla")
+    assert "Virginia" in r.query and "Frankfurt" not in r.query

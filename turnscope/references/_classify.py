@@ -463,7 +463,8 @@ _DISCOURSE = re.compile(
     re.IGNORECASE,
 )
 _ONE_ANAPHORA = re.compile(
-    r"\b(?:the|that|this)\s+(?:[a-z][\w\-]*\s+)?ones?\b(?!\s+of\s+(?:the|your|my|our))|"
+    r"\b(?:the|that|this)\s+(?:[a-z][\w\-]*\s+)?ones?\b"
+    r"(?!\s+of\s+(?:the|your|my|our)\b(?!\s+(?:two|three|four|pair|both)\b))|"
     r"\b(?:other|another)\s+one\b|\b(?:set|get|create|make|use|pick|choose|buy|need|add|"
     r"enable|try)\s+one\b",
     re.IGNORECASE,

@@ -91,6 +91,8 @@ DEFAULT_THREADS = 4
 #: how many recent slots "the other <kind>" looks back over for the one that was superseded
 DEFAULT_OTHER_LOOKBACK = 64
 #: "org-level", "account-wide": the modifier is its first part
+_OF_THE_N = re.compile(r"\bof\s+the\s+(two|three|four|five|both)\b", re.IGNORECASE)
+_NUMBER_WORDS = {"two": 2, "both": 2, "three": 3, "four": 4, "five": 5}
 _MOD_SUFFIXES = frozenset("level wide based side scoped only".split())
 _ADDITIVE = re.compile(r"\b(?:too|also|as\s+well|either|instead|same)\b|も[？?]?$|もそう", re.IGNORECASE)
 _SUPERLATIVE_HEADLESS = re.compile(
@@ -350,16 +352,24 @@ class EmbeddedRewriter:
             return None
         return topic
 
-    def _enumeration(self, scope: Scope, noun: str | None, position: int) -> Enumeration | None:
+    def _enumeration(self, scope: Scope, noun: str | None, position: int,
+                     total: int | None = None) -> Enumeration | None:
         """The newest in-scope list long enough for the position (and of the named kind)."""
         fits = [e for e in scope.enumerations if len(e.items) >= abs(position)]
         if not fits:
             return None
         newest = max(e.turn for e in fits)
+        if total is not None:
+            # "the first of the two regions": a list of exactly that many
+            sized = [e for e in fits if len(e.items) == total]
+            if sized:
+                fits = sized
+                newest = max(e.turn for e in fits)
         if noun is not None:
             n = noun.lower().rstrip("s")
-            typed = [e for e in fits
-                     if any(n == m.type.lower() or n in m.name.lower() for m in e.items)]
+            # items of that type first; a list merely naming the word comes after
+            typed = [e for e in fits if any(n == m.type.lower() for m in e.items)] or [
+                e for e in fits if any(n in m.name.lower() for m in e.items)]
             if typed:
                 newest = max(e.turn for e in typed)
                 fits = typed
@@ -368,7 +378,12 @@ class EmbeddedRewriter:
         # the extractor lists a turn's enumerations most explicit first; keep that order
         # (numbered items, then coordinations, then typed runs) whatever the scope's order
         same_turn.sort(key=lambda e: (not e.numbered, len(e.items) < 2))
-        return same_turn[0]
+        chosen = same_turn[0]
+        # the same members listed again in another order ("Stockholm … Paris does") keep
+        # the order they were introduced in: that is the order "the first" counts in
+        members = {m.name.casefold() for m in chosen.items}
+        same = [e for e in fits if {m.name.casefold() for m in e.items} == members]
+        return min(same, key=lambda e: e.turn) if same else chosen
 
     # -- immediate references --------------------------------------------------------
     def _immediate(self, text: str, lang: str, scope: Scope, state: ConversationState, msg: object,
@@ -384,7 +399,9 @@ class EmbeddedRewriter:
             span = find_ordinal_span(text, lang)
             if span is not None:
                 start, end, ordinal = span
-                enum = self._enumeration(scope, ordinal.noun, ordinal.position or 3)
+                of_n = _OF_THE_N.search(text)
+                enum = self._enumeration(scope, ordinal.noun, ordinal.position or 3,
+                                         _NUMBER_WORDS[of_n.group(1).lower()] if of_n else None)
                 if enum is not None and ordinal.position == 0:
                     # "the middle one" of an odd-length list
                     ordinal = type(ordinal)((len(enum.items) + 1) // 2, ordinal.count,
@@ -717,6 +734,8 @@ class EmbeddedRewriter:
                 if hits:
                     ent = hits[0]
             if ent is None:
+                ent = self._list_member_named(mod_words, scope)
+            if ent is None:
                 ent = self._described_as(mod, scope, state, msg.index)
             if ent is not None:
                 return text[: m.start()] + _the(ent.name, lang) + text[m.end():], ent
@@ -743,6 +762,21 @@ class EmbeddedRewriter:
         group = m.group("verb")
         rep = f"{group} {_the(ent.name, lang)}" if group else _the(ent.name, lang)
         return text[: m.start()] + rep + text[m.end():], ent
+
+    def _list_member_named(self, mod_words: Sequence[str], scope: Scope) -> Mention | None:
+        """"the us one of the two": the member of a list in scope that one of its names
+        spells with the modifier ("us-east-1"), when exactly one member does."""
+        vocab = self.extractor.vocabulary
+        for enum in reversed(scope.enumerations):
+            hits = []
+            for item in enum.items:
+                tokens = {t for surface in vocab.surfaces_of(item.name)
+                          for t in re.split(r"[\s\-_.()]+", surface.casefold()) if t}
+                if all(w in tokens for w in mod_words):
+                    hits.append(item)
+            if len(hits) == 1:
+                return hits[0]
+        return None
 
     def _described_as(self, mod: str, scope: Scope, state: ConversationState,
                       now: int) -> Mention | None:
