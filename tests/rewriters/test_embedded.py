@@ -434,3 +434,17 @@ def test_modifier_spelled_by_a_list_members_alias() -> None:
     s.assistant("HSM-backed keys are offered only in Frankfurt (eu-central-1) and Virginia (us-east-1).")
     r = s.user("for the us one of the two, what's the sla")
     assert "Virginia" in r.query and "Frankfurt" not in r.query
+
+
+def test_point_n_reads_the_numbered_list_and_keeps_its_subject() -> None:
+    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    for role, text in [
+        ("user", "anything i should know before moving to managed redis"),
+        ("assistant", "A few things: 1) persistence is off by default; 2) backups are kept for "
+                      "up to 14 days; 3) cluster mode needs a cluster-aware client."),
+        ("user", "unrelated, what first response time do we get on business"),
+        ("assistant", "Business gets a 1-hour first response; Enterprise gets 15 minutes."),
+    ]:
+        s.add(role, text)
+    r = s.user("ok. so point 2 — is there any point in time recovery at least?")
+    assert "backups" in r.query and "Redis" in r.query and "Business" not in r.query

@@ -91,6 +91,7 @@ DEFAULT_THREADS = 4
 #: how many recent slots "the other <kind>" looks back over for the one that was superseded
 DEFAULT_OTHER_LOOKBACK = 64
 #: "org-level", "account-wide": the modifier is its first part
+_NUMBERED_REF = re.compile(r"(?:point|item|option|number|no\.?|#)\s*\d", re.IGNORECASE)
 _OF_THE_N = re.compile(r"\bof\s+the\s+(two|three|four|five|both)\b", re.IGNORECASE)
 _NUMBER_WORDS = {"two": 2, "both": 2, "three": 3, "four": 4, "five": 5}
 _MOD_SUFFIXES = frozenset("level wide based side scoped only".split())
@@ -353,9 +354,12 @@ class EmbeddedRewriter:
         return topic
 
     def _enumeration(self, scope: Scope, noun: str | None, position: int,
-                     total: int | None = None) -> Enumeration | None:
+                     total: int | None = None, numbered: bool = False) -> Enumeration | None:
         """The newest in-scope list long enough for the position (and of the named kind)."""
         fits = [e for e in scope.enumerations if len(e.items) >= abs(position)]
+        if numbered:
+            # "point 2", "item 3", "#2": a numbered list, if one is in scope
+            fits = [e for e in fits if e.numbered] or fits
         if not fits:
             return None
         newest = max(e.turn for e in fits)
@@ -401,7 +405,8 @@ class EmbeddedRewriter:
                 start, end, ordinal = span
                 of_n = _OF_THE_N.search(text)
                 enum = self._enumeration(scope, ordinal.noun, ordinal.position or 3,
-                                         _NUMBER_WORDS[of_n.group(1).lower()] if of_n else None)
+                                         _NUMBER_WORDS[of_n.group(1).lower()] if of_n else None,
+                                         numbered=bool(_NUMBERED_REF.match(text[start:end])))
                 if enum is not None and ordinal.position == 0:
                     # "the middle one" of an odd-length list
                     ordinal = type(ordinal)((len(enum.items) + 1) // 2, ordinal.count,
@@ -670,9 +675,13 @@ class EmbeddedRewriter:
         if not any(state.resolved[t].topic_shift for t in state.resolved if enum.turn < t < now):
             return []
         item_types = {m.type for m in chosen}
+        # the items replace what they are instances of; everything else the question named
+        # is the frame (items that are not subjects leave the question's subject standing)
+        keep_subjects = not (item_types & subj)
         low = text.casefold()
         return [m for m in question.entities
-                if m.source == "vocab" and not m.is_attribute and m.type not in subj
+                if m.source == "vocab" and not m.is_attribute
+                and (m.type not in subj or keep_subjects)
                 and m.type not in item_types and m.name.casefold() not in low]
 
     def _rheme(self, question: ResolvedTurn, state: ConversationState) -> Mention | None:
