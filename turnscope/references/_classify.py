@@ -287,6 +287,12 @@ def find_ordinal_span(text: str, lang: str) -> tuple[int, int, Ordinal] | None:
     if noun in {"time", "step", "thing", "question", "place", "sign", "signs", "half", "part", "bit",
                 "sentence", "paragraph"}:
         return None
+    nxt = re.match(r"\s+([A-Za-z][\w\-]*)", text[m.end():])
+    if noun is not None and nxt and nxt.group(1).lower() not in FUNCTION_WORDS \
+            and nxt.group(1).lower() not in VERBS:
+        # "first response time", "second factor authentication": the ordinal is part of a
+        # compound noun, not a pick from a list
+        return None
     return m.start(), m.end(), Ordinal(pos, count, noun)
 
 
