@@ -448,3 +448,20 @@ def test_point_n_reads_the_numbered_list_and_keeps_its_subject() -> None:
         s.add(role, text)
     r = s.user("ok. so point 2 — is there any point in time recovery at least?")
     assert "backups" in r.query and "Redis" in r.query and "Business" not in r.query
+
+
+def test_that_after_what_happens_if_is_the_event() -> None:
+    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    s.user("what happens if i disable a customer-managed key")
+    s.assistant("Disabling a CMK makes every resource encrypted with it inaccessible.")
+    assert s.user("is that logged anywhere?").query == \
+        "is disabling a customer-managed key logged anywhere?"
+
+
+def test_those_after_an_answer_naming_several_is_all_of_them() -> None:
+    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    s.user("does the usage export have cost data")
+    s.assistant("No — for costs, use the billing export API or the reporting export API.")
+    r = s.user("ok which of those is cheaper to call")
+    assert "billing export API" in r.query and "reporting export API" in r.query
+    assert "usage" not in r.query

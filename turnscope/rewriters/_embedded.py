@@ -91,6 +91,10 @@ DEFAULT_THREADS = 4
 #: how many recent slots "the other <kind>" looks back over for the one that was superseded
 DEFAULT_OTHER_LOOKBACK = 64
 #: "org-level", "account-wide": the modifier is its first part
+#: "what happens if I disable a customer-managed key?": the event a later "that" names
+_CONDITIONAL_EVENT = re.compile(
+    r"\bwhat\s+(?:happens|would\s+happen|will\s+happen)\s+(?:if|when)\s+(?:i|we|you)\s+"
+    r"(?P<verb>[a-z]+)\s+(?P<obj>(?:(?:a|an|the|my|our|its)\s+)?[^?.!,;]+)", re.IGNORECASE)
 _NUMBERED_REF = re.compile(r"(?:point|item|option|number|no\.?|#)\s*\d", re.IGNORECASE)
 _OF_THE_N = re.compile(r"\bof\s+the\s+(two|three|four|five|both)\b", re.IGNORECASE)
 _NUMBER_WORDS = {"two": 2, "both": 2, "three": 3, "four": 4, "five": 5}
@@ -113,6 +117,19 @@ def _the(name: str, lang: str) -> str:
     if lang == "ja" or not name or name[0].isupper() or name[0].isdigit() or " " not in name:
         return name
     return f"the {name}"
+
+
+def _gerund(verb: str) -> str:
+    """disable -> disabling, stop -> stopping, delete -> deleting, rotate -> rotating."""
+    v = verb.lower()
+    if v.endswith("ie"):
+        return v[:-2] + "ying"
+    if v.endswith("e") and not v.endswith(("ee", "ye", "oe")):
+        return v[:-1] + "ing"
+    if len(v) >= 3 and v[-1] not in "aeiouwxy" and v[-2] in "aeiou" and v[-3] not in "aeiou" \
+            and len(v) <= 4:
+        return v + v[-1] + "ing"
+    return v + "ing"
 
 
 def _join(names: Sequence[str], lang: str) -> str:
@@ -531,6 +548,14 @@ class EmbeddedRewriter:
             if elab is not None:
                 rules.append("elaboration")
                 return elab
+
+        # 1e. event and plural reference to the previous exchange
+        if lang == "en" and pm is not None and prev is not None:
+            event = self._event_or_plural(text, word, pm, prev, state)
+            if event is not None:
+                text, focus_e, rule = event
+                rules.append(rule)
+                return text, focus_e
 
         # 2'. typed domains: carry the roles the message leaves open from the question it
         #     is parallel to (the same-type contrast if it names one, else the previous one)
@@ -1085,6 +1110,37 @@ class EmbeddedRewriter:
         if not names:
             return _SENT_END.sub("", prev.query)
         return ("の".join(names) if lang == "ja" else " ".join(dict.fromkeys(names)))
+
+    def _event_or_plural(self, text: str, word: str, pm: re.Match[str], prev: ResolvedTurn,
+                         state: ConversationState) -> tuple[str, Mention | None, str] | None:
+        """Two references to the previous exchange that no single entity fills:
+
+        * event anaphora: after "what happens if I disable a key?", "is *that* logged?"
+          is about the event, disabling the key (the conditional clause, as a gerund);
+        * plural reference: after an answer that names several new entities ("use the
+          billing export or the reporting export"), "which of *those*" is all of them.
+        """
+        if not 0 < prev.turn <= len(state.turns):
+            return None
+        if word in ("that", "this", "it"):
+            asked = state.turns[prev.turn - 1].content
+            cm = _CONDITIONAL_EVENT.search(asked)
+            if cm is not None:
+                phrase = f"{_gerund(cm.group('verb'))} {cm.group('obj').strip()}"
+                return (text[: pm.start()] + phrase + text[pm.end():],
+                        prev.focus, f"event->{phrase}")
+        if word in ("those", "these", "them", "they") and prev.turn < len(state.turns) \
+                and state.turns[prev.turn].role is Role.ASSISTANT:
+            asked_names = {m.name.casefold() for m in prev.entities}
+            for enum in state.enumerations:
+                if enum.turn != prev.turn + 1:
+                    continue
+                new = [m for m in enum.items if m.name.casefold() not in asked_names]
+                if len(new) >= 2:
+                    phrase = _join([m.name for m in new], "en")
+                    return (text[: pm.start()] + phrase + text[pm.end():], new[0],
+                            f"plural->{phrase}")
+        return None
 
     def _second_pronoun(self, text: str, first: str, used: Mention, scope: Scope,
                         state: ConversationState, present: set[str], topic: Mention | None,
