@@ -1021,7 +1021,12 @@ class EmbeddedRewriter:
             # the pronoun stands for what was asked about: the subject with its attribute
             # ("can I make it shorter?" after "how does CMK rotation work?")
             number = pronoun_number(pron.group(0)) if pron is not None else None
-            if number is not None and lang == "en" and (number == "pl") != is_plural(head.name):
+            # ("private endpoints", "audit logs" are names of one service each: "is it
+            # billed per hour?" may take them; "they" still wants a plural)
+            named_service = head.source == "vocab" and number == "sg" \
+                and head.type in self.extractor.vocabulary.subject_types
+            if number is not None and lang == "en" and not named_service \
+                    and (number == "pl") != is_plural(head.name):
                 # agreement: "who can create them?" wants a plural antecedent, from this
                 # exchange or, failing that, from the other open questions
                 agreeing = [m for m in q_ents + a_ents if (number == "pl") == is_plural(m.name)]
