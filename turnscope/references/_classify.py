@@ -144,7 +144,7 @@ _PRONOUN_JA = re.compile(r"それ|これ|あれ|その|この|あの|そちら|�
 # elliptical openers: "what about the RTO?", "and for Paris?", "how about X", "same for X"
 _ELLIPSIS_EN = re.compile(
     r"^\s*(?:ok(?:ay)?[,\s]+|and\s+|so\s+|hmm+[,\s]+|also\s+)*(?:what|how)\s+about\b|"
-    r"^\s*(?:and|also|ok(?:ay)?\s+and|but)\b(?:\s+(?:what|how)\b)?|^\s*same\s+(?:for|with|question)\b|"
+    r"^\s*(?:and|also|ok(?:ay)?\s+and|but)\b(?:\s+(?:what|how)\b)?|^\s*(?:the\s+)?same\s+(?:(?:thing|question|again)\s+)?(?:but\s+)?(?:for|with|in|on|question)\b|"
     r"^\s*(?:for|in|with|on)\s+\S+\s*\?\s*$|\b(?:instead|as\s+well|too)\s*\?\s*$|^\s*vs\.?\s",
     re.IGNORECASE,
 )
