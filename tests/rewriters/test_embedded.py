@@ -465,3 +465,22 @@ def test_those_after_an_answer_naming_several_is_all_of_them() -> None:
     r = s.user("ok which of those is cheaper to call")
     assert "billing export API" in r.query and "reporting export API" in r.query
     assert "usage" not in r.query
+
+
+def test_a_place_frames_later_questions_about_things_there() -> None:
+    s = Session()
+    s.user("What are some interesting things around Ann Arbor?")
+    assert s.user("Are there any film festivals?").query == \
+        "Are there any film festivals in Ann Arbor?"
+    assert s.user("What is the South Pond Nature Area?").query.endswith("in Ann Arbor?")
+    # a question that is not about a place or a thing to do keeps to itself
+    assert "Ann Arbor" not in s.user("How do tax brackets work?").query
+
+
+def test_a_new_place_replaces_the_frame_and_a_pivot_clears_it() -> None:
+    s = Session()
+    s.user("What is there to do in Boise?")
+    s.user("What is worth seeing in Washington D.C.?")
+    assert "Boise" not in s.user("Which museums are the most popular?").query
+    s.user("unrelated, how do vaccines work?")
+    assert "Washington" not in s.user("Are there any good parks?").query

@@ -95,6 +95,21 @@ DEFAULT_OTHER_LOOKBACK = 64
 _CONDITIONAL_EVENT = re.compile(
     r"\bwhat\s+(?:happens|would\s+happen|will\s+happen)\s+(?:if|when)\s+(?:i|we|you)\s+"
     r"(?P<verb>[a-z]+)\s+(?P<obj>(?:(?:a|an|the|my|our|its)\s+)?[^?.!,;]+)", re.IGNORECASE)
+#: a general proper name after a locative preposition: the place a question is set in
+_PLACE_IN = re.compile(r"\b(?:in|around|near|visit|visiting|at)\s+(?:downtown\s+|mt\.?\s+|mount\s+)?"
+                       r"(?P<place>[A-Z][\w.\-]*[A-Za-z](?:\s+[A-Z][\w.\-]*[A-Za-z]){0,3})")
+#: things a question asks about that are somewhere: what a place frame applies to
+_LOCATABLE = re.compile(
+    r"\b(?:museums?|parks?|trails?|festivals?|restaurants?|bars?|clubs?|hotels?|beach(?:es)?|"
+    r"tours?|attractions?|events?|nightlife|shops?|shopping|markets?|neighbou?rhoods?|downtown|"
+    r"distiller(?:y|ies)|brewer(?:y|ies)|galler(?:y|ies)|theat(?:er|re)s?|schools?|classes|"
+    r"things\s+to\s+do|to\s+do|the\s+city|sights?|landmarks?|collections?|concerts?)\b",
+    re.IGNORECASE)
+#: a proper name headed by a place noun ("Rock City", "South Pond Nature Area")
+_PLACE_NAME = re.compile(
+    r"\b(?:[A-Z][\w\-]*\s+){1,4}(?:Museum|Park|Center|Centre|Area|Reserve|City|Trail|Street|"
+    r"Square|Gardens?|Hall|Bridge|Lake|River|Mountain|Beach|Market|Zoo|Library|Theat(?:er|re)|"
+    r"Stadium|Cathedral|Church|Castle|Palace|Tower|Monument|Memorial|Falls|Island)\b")
 _NUMBERED_REF = re.compile(r"(?:point|item|option|number|no\.?|#)\s*\d", re.IGNORECASE)
 _OF_THE_N = re.compile(r"\bof\s+the\s+(two|three|four|five|both)\b", re.IGNORECASE)
 _NUMBER_WORDS = {"two": 2, "both": 2, "three": 3, "four": 4, "five": 5}
@@ -207,6 +222,8 @@ class EmbeddedRewriter:
 
         if not scope.guarded and not c.pivot:
             text = self._carry(text, lang, scope, state, rules)
+        if lang == "en":
+            text = self._locative_frame(text, msg.text, c.pivot, state, rules)
 
         entities = tuple(self.extractor.extract(text, lang))
         named = [m for m in entities if not m.is_attribute]
@@ -1245,6 +1262,29 @@ class EmbeddedRewriter:
                     keep_focus = prev.focus if (prev.focus and prev.focus.name != pm.name) else nm
                     return out, keep_focus
         return None
+
+    def _locative_frame(self, text: str, original: str, pivot: bool, state: ConversationState,
+                        rules: list[str]) -> str:
+        """The place a conversation is set in ("what is there to do in Chattanooga?") frames
+        later questions about places and things to do that name no place of their own
+        ("are there any film festivals?", "what is Rock City?" -> in Chattanooga). A new
+        place replaces it, a change of subject clears it. General names only: a domain
+        vocabulary's places are typed slots and are carried as such."""
+        memo = state.memo
+        own = _PLACE_IN.search(original) or _PLACE_IN.search(text)
+        place: str | None = None if pivot else memo.get("place")
+        out = text
+        if place is not None and own is None and place.casefold() not in text.casefold() \
+                and (_LOCATABLE.search(text) or _PLACE_NAME.search(text)):
+            core = _SENT_END.sub("", text)
+            end = text[len(core):].strip() or "?"
+            out = f"{core} in {place}{end}"
+            rules.append(f"place->{place}")
+        if own is not None and not self.extractor.vocabulary.find(own.group("place")):
+            memo["place"] = own.group("place")
+        elif pivot:
+            memo.pop("place", None)
+        return out
 
     @staticmethod
     def _attach(text: str, lang: str, name: str) -> str:
