@@ -197,8 +197,8 @@ def _data_root() -> Path:
 
 def test_datasets_cast_2019_writes_items(runner: CliRunner, tmp_path: Path,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    if not (_data_root() / "trec-cast").is_dir():
-        pytest.skip("CAsT data not present")
+    # the public data must be there (set TURNSCOPE_DATA): a missing set fails, never skips
+    assert (_data_root() / "trec-cast").is_dir(), f"CAsT data not found under {_data_root()}"
     monkeypatch.chdir(REPO)  # the default data root is ../shared/data relative to the CWD
     out = tmp_path / "cast19.jsonl"
     res = runner.invoke(app, ["datasets", "cast", "--year", "2019", "--output", str(out)],
@@ -223,8 +223,7 @@ def test_datasets_cast_2019_writes_items(runner: CliRunner, tmp_path: Path,
 def test_datasets_cast_reads_turnscope_data(runner: CliRunner, tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     root = _data_root()
-    if not (root / "trec-cast").is_dir():
-        pytest.skip("CAsT data not present")
+    assert (root / "trec-cast").is_dir(), f"CAsT data not found under {root}"
     monkeypatch.chdir(tmp_path)  # ../shared/data does not exist from here
     res = runner.invoke(app, ["datasets", "cast", "--year", "2019"],
                         env={**WIDE, "TURNSCOPE_DATA": str(root)})
