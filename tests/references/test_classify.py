@@ -350,3 +350,15 @@ def test_requests_relative_to_the_topic_bridge(text: str) -> None:
     ex = EntityExtractor()
     c = classify(text, "en", ex.extract(text), has_history=True)
     assert Cue.BRIDGING in c.cues
+
+
+@pytest.mark.parametrize(("text", "bridges"), [
+    ("What is the impact on modern biology?", True),  # the "of" slot is open
+    ("What are the implications for society?", True),
+    ("What is the impact of the theory on biology?", False),  # saturated by "of"
+    ("What is the relationship between inflation and unemployment?", False),
+])
+def test_a_relational_noun_with_its_of_slot_open_bridges(text: str, bridges: bool) -> None:
+    ex = EntityExtractor()
+    c = classify(text, "en", ex.extract(text), has_history=True)
+    assert (Cue.BRIDGING in c.cues) is bridges

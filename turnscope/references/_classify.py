@@ -427,6 +427,12 @@ def classify(text: str, lang: str, mentions: Sequence[Mention], *,
         if has_history and _is_question(text) and not any(_introduces(m, text) for m in named):
             # nothing new is introduced: the question is about the subject already given
             cues.append(Cue.BRIDGING)
+        elif has_history and _is_question(text) and _UNSATURATED.search(text) \
+                and not any(_proper(m) for m in named):
+            # "what is the impact on modern biology?": a relational noun whose "of" slot
+            # is left open while another preposition fills a second role; the open slot is
+            # the topic's ("the impact of Darwin's theory on modern biology")
+            cues.append(Cue.BRIDGING)
         elif has_history and (_HEADLESS_SUPERLATIVE.search(text) or (
                 _EVALUATIVE_NP.search(text) and not any(_proper(m) for m in named))):
             # "the largest ever", "the most powerful": a superlative with no noun takes the
@@ -618,6 +624,10 @@ _HEADLESS_SUPERLATIVE = re.compile(
     r"\bthe\s+(?:(?:most|least)\s+[a-z]+|[a-z]{2,}est|best|worst)\b"
     r"(?=\s*(?:[?.!,]|$|\bever\b|\bto\b|\bin\b|\bof\b|\band\b|\bon\b|\bone\b))",
     re.IGNORECASE)
+_UNSATURATED = re.compile(
+    r"\bthe\s+(?:[a-z\-]+\s+)?(?:impact|impacts|relationship|relation|implications|effects?|"
+    r"influence|advantages|disadvantages|benefits|differences?|similarities|connection|link)\s+"
+    r"(?:on|to|for|in)\b", re.IGNORECASE)
 _EVALUATIVE_ADJ = (r"(?:important|popular|famous|typical|notable|main|key|common|major|best|top|"
                    r"good|well-known|interesting|other|similar|related|nearby|local|traditional)")
 _EVALUATIVE_NP = re.compile(
