@@ -457,3 +457,13 @@ def test_kinds_are_read_and_validated() -> None:
 def test_gerunds_predicates_and_inverted_questions(general: EntityExtractor, text: str,
                                                    expected: list[str]) -> None:
     assert [m.name for m in general.extract(text) if not m.is_attribute] == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("What were the purposes of the Lewis and Clark expedition?", ["Lewis and Clark expedition"]),
+    ("What is unique about the Model 3?", ["Model 3"]),
+    ("Which is younger and why?", []),
+])
+def test_names_with_coordination_and_numbers(general: EntityExtractor, text: str,
+                                             expected: list[str]) -> None:
+    assert [m.name for m in general.extract(text) if not m.is_attribute] == expected

@@ -327,6 +327,26 @@ def bundled_vocabularies() -> Vocabulary:
 
 _PRONOUN_COPULA = frozenset("i'm you're we're they're it's he's she's".split())
 _INVERTED_AUX = frozenset("do does did can could will would should may might must".split())
+def _coordinated_names(text: str, found: list[Mention]) -> list[Mention]:
+    """"the Lewis and Clark expedition", "the Procter and Gamble shares": after "the", two
+    capitalised names joined by "and" that go on into one noun phrase are one name."""
+    out: list[Mention] = []
+    i = 0
+    while i < len(found):
+        a = found[i]
+        b = found[i + 1] if i + 1 < len(found) else None
+        if b is not None and a.type == "name" and b.surface[:1].isupper() \
+                and text[a.end:b.start] == " and " and re.search(r"\bthe\s+$", text[: a.start], re.I) \
+                and " " in b.surface:
+            surface = text[a.start:b.end]
+            out.append(Mention("name", surface, surface, a.start, b.end, "general"))
+            i += 2
+            continue
+        out.append(a)
+        i += 1
+    return out
+
+
 _OBJECT_PRONOUNS = frozenset("it them him her me us".split())
 _DEFINITE = frozenset("the this that these those its their".split())
 
@@ -470,6 +490,9 @@ class EntityExtractor:
                                 and tokens[i - 1][2].lower() in _PRONOUN_COPULA
                                 and (i + 1 == len(tokens) or tokens[i + 1][2].lower() in FUNCTION_WORDS
                                      or bool(re.match(r"\s*[,.;:?!]", text[e:]))))
+            if run and _NUMBER.match(tok) and run[-1][2][:1].isupper() and tok.isdigit():
+                run.append((s, e, tok))  # "Model 3", "Windows 11": the number is in the name
+                continue
             if not is_acronym and (low in FUNCTION_WORDS or verb or degree or _NUMBER.match(tok)):
                 flush(low)
                 continue
@@ -480,7 +503,7 @@ class EntityExtractor:
                 run_after_aux = prev_low in _INVERTED_AUX
             run.append((s, e, tok))
         flush()
-        return out
+        return _coordinated_names(text, out)
 
     def _phrase_mentions(self, text: str, run: list[tuple[int, int, str]]) -> list[Mention]:
         # strip leading/trailing generic words: "different types" is not an entity
@@ -496,11 +519,13 @@ class EntityExtractor:
             return []
         s, e = words[0][0], words[-1][1]
         surface = text[s:e]
-        caps = all(w[2][:1].isupper() for w in words)
+        caps = all(w[2][:1].isupper() or w[2].isdigit() for w in words) and not words[0][2].isdigit()
         head = words[-1][2].lower()
         if len(words) == 1 and _ACRONYM.match(words[0][2]):
             return [Mention("term", surface, surface, s, e, "general")]
-        if len(words) == 1 and (head in GENERIC_HEADS or head in ADJECTIVES):
+        if len(words) == 1 and (head in GENERIC_HEADS or head in ADJECTIVES or (
+                not words[0][2][:1].isupper() and _predicate_word(head) and head not in ADVERBS)):
+            # ("what is unique about …": an adjective on its own describes, it does not name)
             return [Mention("attribute", surface.lower(), surface, s, e, "general")]
         if head in RELATIONAL_NOUNS and not any(w[2][:1].isupper() for w in words) and (
                 len(words) <= 2 or all(w[2].lower() in ADJECTIVES for w in words[:-1])):

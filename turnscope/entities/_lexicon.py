@@ -207,7 +207,8 @@ ADJECTIVES = frozenset(
     "supported required optional necessary enough whole entire own certain specific general "
     "special major minor basic simple complex average total daily weekly monthly yearly "
     "annual ok okay sure great nice useful helpful effective healthy red blue green yellow "
-    "black white orange purple brown grey gray pink interesting".split()
+    "black white orange purple brown grey gray pink interesting young younger youngest "
+    "unique".split()
 )
 
 GENERIC_HEADS = RELATIONAL_NOUNS | frozenset("people person someone way time times".split())
