@@ -484,3 +484,20 @@ def test_a_new_place_replaces_the_frame_and_a_pivot_clears_it() -> None:
     assert "Boise" not in s.user("Which museums are the most popular?").query
     s.user("unrelated, how do vaccines work?")
     assert "Washington" not in s.user("Are there any good parks?").query
+
+
+def test_a_message_naming_nothing_finds_its_thread_by_its_words() -> None:
+    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    for role, text in [
+        ("user", "what's the uptime sla for dublin"),
+        ("assistant", "Dublin (eu-west-1) is covered by a 99.95% monthly uptime SLA."),
+        ("user", "separately, is the billing export api paginated"),
+        ("assistant", "Yes, the billing export API uses cursor-based pagination."),
+        ("user", "ok and dublin's rpo?"),
+        ("assistant", "For managed Postgres with cross-region DR, Dublin has an RPO of 15 minutes."),
+        ("user", "for the export — how long are the tokens good for"),
+        ("assistant", "Billing export page tokens expire after 1 hour."),
+    ]:
+        s.add(role, text)
+    r = s.user("and does it fail over automatically or do we have to trigger it")
+    assert "Dublin" in r.query and "billing export" not in r.query

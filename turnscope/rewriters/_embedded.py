@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from turnscope.conversation import ConversationState, ResolvedTurn, Role, char_bigrams
 from turnscope.entities import GENERAL_TYPES, EntityExtractor, Enumeration, Mention, SlotStatus
 from turnscope.entities._lexicon import (
+    ADJECTIVES,
     DEMONYMS,
     FUNCTION_WORDS,
     LOCATION_TYPES,
@@ -88,6 +89,10 @@ _JA_PROXIMAL_NP = re.compile(r"この(?=[\u30a0-\u30ffー\u4e00-\u9fffA-Za-z])")
 _JA_PROXIMAL = re.compile(r"これ|ここ|こちら")
 #: how many earlier questions compete when the domain knows which thread fits (bounded)
 DEFAULT_THREADS = 4
+#: how strongly a plain word must go with a thread's subject (share of the documents using
+#: the word that name the subject) to choose that thread: "fail" goes with managed Postgres
+#: in most passages that use it, "cost" with every subject a little
+DEFAULT_WORD_ASSOCIATION = 0.5
 #: how many recent slots "the other <kind>" looks back over for the one that was superseded
 DEFAULT_OTHER_LOOKBACK = 64
 #: "org-level", "account-wide": the modifier is its first part
@@ -406,7 +411,9 @@ class EmbeddedRewriter:
         if noun is not None:
             n = noun.lower().rstrip("s")
             # items of that type first; a list merely naming the word comes after
-            typed = [e for e in fits if any(n == m.type.lower() for m in e.items)] or [
+            kinds = self.extractor.vocabulary.kinds_of
+            typed = [e for e in fits if any(n == m.type.lower() or n in kinds(m.name)
+                                            for m in e.items)] or [
                 e for e in fits if any(n in m.name.lower() for m in e.items)]
             if typed:
                 newest = max(e.turn for e in typed)
@@ -858,7 +865,8 @@ class EmbeddedRewriter:
         sl = cands[hits.pop()]
         return Mention(sl.type, sl.name, sl.name, 0, 0, "slot")
 
-    def _associated(self, own: Sequence[Mention], candidates: Sequence[Mention]) -> Mention | None:
+    def _associated(self, own: Sequence[Mention], candidates: Sequence[Mention],
+                    at_least: float = 0.0) -> Mention | None:
         """The candidate the domain most associates with the message's own entities
         (documents that discuss the one discuss the other), if any association is known;
         ties keep the candidates' order (recency)."""
@@ -868,7 +876,7 @@ class EmbeddedRewriter:
         scored = [(max(vocab.association(o.name, c.name) for o in own), -i, c)
                   for i, c in enumerate(candidates)]
         best = max(scored, key=lambda t: (t[0], t[1]))
-        return best[2] if best[0] > 0 else None
+        return best[2] if best[0] > 0 and best[0] >= at_least else None
 
     def _contrastive_modifier(self, text: str, lang: str, scope: Scope, state: ConversationState,
                               own: Sequence[Mention]) -> tuple[str, Mention] | None:
@@ -956,9 +964,20 @@ class EmbeddedRewriter:
             # the message asks about ("is the warranty …?" goes with the kiosk thread)
             own_vocab = [m for m in own if m.source == "vocab"
                          or (not m.is_attribute and len(m.name) >= 4)]
+            if not own_vocab and lang == "en":
+                # a message that names nothing still says which thread it continues by its
+                # words: "does it fail over automatically?" goes where failover is discussed
+                own_vocab = [Mention("phrase", w, w, 0, 0, "general")
+                             for w in dict.fromkeys(re.findall(r"[a-z][a-z\-]{3,}", text.lower()))
+                             if w not in FUNCTION_WORDS and w not in ADJECTIVES
+                             and not w.endswith("ly")]
+                words_only = True
+            else:
+                words_only = False
             if own_vocab and len(records) > 1:
                 heads = [(r, r.focus) for r in records[:DEFAULT_THREADS] if r.focus is not None]
-                best = self._associated(own_vocab, [h for _, h in heads])
+                best = self._associated(own_vocab, [h for _, h in heads],
+                                        DEFAULT_WORD_ASSOCIATION if words_only else 0.0)
                 if best is not None:
                     chosen = next(r for r, h in heads if h is best)
                     if chosen is not records[0]:
