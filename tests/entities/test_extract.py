@@ -467,3 +467,9 @@ def test_gerunds_predicates_and_inverted_questions(general: EntityExtractor, tex
 def test_names_with_coordination_and_numbers(general: EntityExtractor, text: str,
                                              expected: list[str]) -> None:
     assert [m.name for m in general.extract(text) if not m.is_attribute] == expected
+
+
+def test_a_number_opening_a_noun_phrase_is_part_of_it(general: EntityExtractor) -> None:
+    assert [m.name for m in general.extract("What is a 529 plan?")] == ["529 plan"]
+    levels, = general.extract("How can I increase my levels naturally?")
+    assert levels.definite  # a possessive points back like "the"

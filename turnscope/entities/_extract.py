@@ -348,7 +348,7 @@ def _coordinated_names(text: str, found: list[Mention]) -> list[Mention]:
 
 
 _OBJECT_PRONOUNS = frozenset("it them him her me us".split())
-_DEFINITE = frozenset("the this that these those its their".split())
+_DEFINITE = frozenset("the this that these those its their my your our his her".split())
 
 
 def _plural_word(word: str) -> bool:
@@ -492,6 +492,12 @@ class EntityExtractor:
                                      or bool(re.match(r"\s*[,.;:?!]", text[e:]))))
             if run and _NUMBER.match(tok) and run[-1][2][:1].isupper() and tok.isdigit():
                 run.append((s, e, tok))  # "Model 3", "Windows 11": the number is in the name
+                continue
+            if not run and tok.isdigit() and i and tokens[i - 1][2].lower() in _ARTICLES \
+                    and i + 1 < len(tokens) and tokens[i + 1][2].lower() not in FUNCTION_WORDS:
+                # "a 529 plan", "the 401k": a number that opens a noun phrase names it
+                run_opened, run_indefinite, run_after_aux = True, tokens[i - 1][2].lower() in ("a", "an"), False
+                run.append((s, e, tok))
                 continue
             if not is_acronym and (low in FUNCTION_WORDS or verb or degree or _NUMBER.match(tok)):
                 flush(low)
