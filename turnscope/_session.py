@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -130,7 +131,7 @@ class Session:
             raise InputError(f"assistant content must be a string, got {type(content).__name__}")
         idx = self.state.last_index + 1
         lang = detect_language(content)
-        mentions = tuple(self.extractor.extract(content, lang))
+        mentions = self._kind_references(self.extractor.extract(content, lang), content)
         self._append(Turn(idx, Role.ASSISTANT, content, lang, _screen(screen)), mentions)
         self.state.slots.observe(idx, mentions, by_user=False)
         if self._last_user is not None:
@@ -181,6 +182,26 @@ class Session:
         return out
 
     # -- internals -----------------------------------------------------------------
+    def _kind_references(self, mentions: list[Mention], content: str) -> tuple[Mention, ...]:
+        """An answer's "the support plan", "the database": a definite kind noun names the
+        entity of that kind the conversation is on (the newest current slot of it)."""
+        vocab = self.extractor.vocabulary
+        kinds = vocab.kinds
+        if not kinds:
+            return tuple(mentions)
+        out: list[Mention] = []
+        for m in mentions:
+            # ("your database" is the user's own instance, not a reference back)
+            if m.source == "general" and m.definite and m.name.casefold() in kinds \
+                    and re.search(r"\b(?:the|this|that)\s+$", content[: m.start], re.IGNORECASE):
+                of_kind = [sl for sl in self.state.slots.current()
+                           if m.name.casefold() in vocab.kinds_of(sl.name)]
+                if of_kind:
+                    sl = max(of_kind, key=lambda x: x.last_seen)
+                    m = Mention(sl.type, sl.name, m.surface, m.start, m.end, "vocab")
+            out.append(m)
+        return tuple(out)
+
     def _topic(self, result: RewriteResult) -> Mention | None:
         """The topic after this turn: a standalone question's subject sets it; otherwise
         the previous topic continues while its slot is not terminal."""

@@ -501,3 +501,23 @@ def test_a_message_naming_nothing_finds_its_thread_by_its_words() -> None:
         s.add(role, text)
     r = s.user("and does it fail over automatically or do we have to trigger it")
     assert "Dublin" in r.query and "billing export" not in r.query
+
+
+def test_the_kind_noun_in_an_answer_names_the_entity_in_play() -> None:
+    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    s.user("we're thinking of moving to the business support plan, what does it cost")
+    s.assistant("The Business support plan costs $100 per month.")
+    s.user("and who can make the switch on our account")
+    s.assistant("Only the billing admin role can change the support plan of a billing account.")
+    # the answer to "who" opens with the role; the exchange is about the plan
+    r = s.user("does it kick in right away")
+    assert "Business" in r.query and "billing admin" not in r.query
+
+
+def test_your_database_is_not_a_reference_to_the_entity() -> None:
+    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    s.user("my app needs to reach postgres without going over the public internet")
+    s.assistant("Two options: VPC peering between your VPC and the one your database lives "
+                "in, or private endpoints, which let resources reach managed Postgres.")
+    r = s.user("what does the 2nd cost per hour")
+    assert "private endpoints" in r.query

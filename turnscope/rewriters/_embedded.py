@@ -115,6 +115,7 @@ _PLACE_NAME = re.compile(
     r"\b(?:[A-Z][\w\-]*\s+){1,4}(?:Museum|Park|Center|Centre|Area|Reserve|City|Trail|Street|"
     r"Square|Gardens?|Hall|Bridge|Lake|River|Mountain|Beach|Market|Zoo|Library|Theat(?:er|re)|"
     r"Stadium|Cathedral|Church|Castle|Palace|Tower|Monument|Memorial|Falls|Island)\b")
+_WHO_QUESTION = re.compile(r"^\W*(?:(?:and|ok|so|but)\W+)*(?:who|whom)\b", re.IGNORECASE)
 _NUMBERED_REF = re.compile(r"(?:point|item|option|number|no\.?|#)\s*\d", re.IGNORECASE)
 _OF_THE_N = re.compile(r"\bof\s+the\s+(two|three|four|five|both)\b", re.IGNORECASE)
 _NUMBER_WORDS = {"two": 2, "both": 2, "three": 3, "four": 4, "five": 5}
@@ -999,6 +1000,11 @@ class EmbeddedRewriter:
             question = [m for m in rec.entities if m.source == "vocab"]
             q_e = [m for m in question if not m.is_attribute and usable(m)]
             a_e = [m for m in answer if not m.is_attribute and usable(m)]
+            if len(a_e) > 1 and 0 < rec.turn <= len(state.turns) \
+                    and _WHO_QUESTION.match(state.turns[rec.turn - 1].content):
+                # the answer to "who can …?" opens with who (the role that fills the slot);
+                # what the exchange is about is the rest of it ("… can change the plan")
+                a_e = a_e[1:] + a_e[:1]
             at = [m for m in question if m.is_attribute and usable(m)]
             if contrast:
                 # "does that apply to Redis too?": the property asked about stays, only the
