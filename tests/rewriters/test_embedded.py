@@ -521,3 +521,16 @@ def test_your_database_is_not_a_reference_to_the_entity() -> None:
                 "in, or private endpoints, which let resources reach managed Postgres.")
     r = s.user("what does the 2nd cost per hour")
     assert "private endpoints" in r.query
+
+
+def test_the_first_kind_you_described_counts_over_the_conversation() -> None:
+    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    for role, text in [
+        ("user", "reporting export formats?"),
+        ("assistant", "Reporting exports come as JSON or CSV."),
+        ("user", "ok and for billing exports"),
+        ("assistant", "Billing exports are CSV by default or Parquet."),
+    ]:
+        s.add(role, text)
+    r = s.user("ok now back to the first api you described — what's the rounding on the amounts")
+    assert "reporting export API" in r.query and "billing" not in r.query

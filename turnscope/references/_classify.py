@@ -108,7 +108,7 @@ _FOLLOW_UP_EN = re.compile(
 _FOLLOW_UP_JA = re.compile(r"詳しく|詳細|具体的|具体例|もう少し|もうちょっと|掘り下げ|詳しい")
 
 _RECALL_EN = re.compile(
-    r"\b(?:earlier|previously|back\s+to|go(?:ing)?\s+back|you\s+(?:mentioned|said|told|"
+    r"\b(?:earlier|previously|back\s+to|go(?:ing)?\s+back|you\s+(?:mentioned|said|told|described|"
     r"talked)|we\s+(?:discussed|talked)|as\s+you\s+said|"
     r"(?:said|mentioned|discussed|asked|talked\s+about)\s+(?:before|at\s+the\s+(?:start|beginning))|"
     r"return(?:ing)?\s+to\s+(?:what|the\s+(?:earlier|previous|first)|our)|revisit)\b",

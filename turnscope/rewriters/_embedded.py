@@ -32,7 +32,7 @@ import re
 from collections.abc import Sequence
 
 from turnscope.conversation import ConversationState, ResolvedTurn, Role, char_bigrams
-from turnscope.entities import GENERAL_TYPES, EntityExtractor, Enumeration, Mention, SlotStatus
+from turnscope.entities import GENERAL_TYPES, EntityExtractor, Enumeration, Mention, Slot, SlotStatus
 from turnscope.entities._lexicon import (
     ADJECTIVES,
     DEMONYMS,
@@ -43,7 +43,7 @@ from turnscope.entities._lexicon import (
     pronoun_number,
 )
 from turnscope.references import Cue, ReferenceClass, after_pivot, anchors, find_ordinal_span
-from turnscope.references._classify import english_pronoun
+from turnscope.references._classify import ORDINALS_EN, english_pronoun
 from turnscope.rewriters._base import EMBEDDED, RewriteRequest, RewriteResult
 from turnscope.scope import Message, Scope
 
@@ -116,6 +116,10 @@ _PLACE_NAME = re.compile(
     r"Square|Gardens?|Hall|Bridge|Lake|River|Mountain|Beach|Market|Zoo|Library|Theat(?:er|re)|"
     r"Stadium|Cathedral|Church|Castle|Palace|Tower|Monument|Memorial|Falls|Island)\b")
 _WHO_QUESTION = re.compile(r"^\W*(?:(?:and|ok|so|but)\W+)*(?:who|whom)\b", re.IGNORECASE)
+#: "the first api you described": an order over the conversation, not over one list
+_HISTORY_ORDINAL = re.compile(
+    r"\bthe\s+(?P<ord>first|second|third|last)\s+(?P<noun>[a-z]+)\s+(?:you|we)\s+"
+    r"(?:described|mentioned|discussed|talked\s+about|covered|brought\s+up)\b", re.IGNORECASE)
 _NUMBERED_REF = re.compile(r"(?:point|item|option|number|no\.?|#)\s*\d", re.IGNORECASE)
 _OF_THE_N = re.compile(r"\bof\s+the\s+(two|three|four|five|both)\b", re.IGNORECASE)
 _NUMBER_WORDS = {"two": 2, "both": 2, "three": 3, "four": 4, "five": 5}
@@ -1311,6 +1315,29 @@ class EmbeddedRewriter:
             memo.pop("place", None)
         return out
 
+    def _history_ordinal(self, text: str, state: ConversationState) -> tuple[str, Mention] | None:
+        """"the first api you described": of the entities of that kind the conversation has
+        had (bounded look-back, in order of introduction), the one at that position."""
+        m = _HISTORY_ORDINAL.search(text)
+        if m is None:
+            return None
+        vocab = self.extractor.vocabulary
+        noun = m.group("noun").lower()
+        nouns = {noun, noun.rstrip("s")}
+        seen: dict[str, Slot] = {}
+        for sl in state.slots.recent(DEFAULT_OTHER_LOOKBACK):
+            if sl.type in nouns or nouns & vocab.kinds_of(sl.name):
+                prev = seen.get(sl.name.casefold())
+                if prev is None or sl.introduced < prev.introduced:
+                    seen[sl.name.casefold()] = sl
+        ordered = sorted(seen.values(), key=lambda sl: sl.introduced)
+        pos = ORDINALS_EN.get(m.group("ord").lower(), 0)
+        if not ordered or pos == 0 or pos > len(ordered):
+            return None
+        pick = ordered[-1] if m.group("ord").lower() == "last" else ordered[pos - 1]
+        ent = Mention(pick.type, pick.name, pick.name, 0, 0, "slot")
+        return text[: m.start()] + _the(pick.name, "en") + text[m.end():], ent
+
     @staticmethod
     def _attach(text: str, lang: str, name: str) -> str:
         sup = _SUPERLATIVE_HEADLESS.search(text) if lang == "en" else None
@@ -1329,6 +1356,11 @@ class EmbeddedRewriter:
     def _recall(self, text: str, lang: str, scope: Scope, state: ConversationState,
                 mentions: Sequence[Mention], rules: list[str],
                 msg_key: str | None = None) -> tuple[str, Mention | None]:
+        by_order = self._history_ordinal(text, state) if lang == "en" else None
+        if by_order is not None:
+            text, ent = by_order
+            rules.append(f"recall:order->{ent.name}")
+            return text, ent
         if not scope.recalled:
             rules.append("recall-unresolved")
             return text, None
