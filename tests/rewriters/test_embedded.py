@@ -534,3 +534,16 @@ def test_the_first_kind_you_described_counts_over_the_conversation() -> None:
         s.add(role, text)
     r = s.user("ok now back to the first api you described — what's the rounding on the amounts")
     assert "reporting export API" in r.query and "billing" not in r.query
+
+
+def test_japanese_zero_anaphora_reaches_a_superseded_subject_the_domain_ties_to() -> None:
+    s = Session(vocabulary=bundled_vocabulary("ja_site"))
+    for role, text in [
+        ("user", "受付キオスクって、来客が来たら担当者に知らせてくれる？"),
+        ("assistant", "はい、おもてなし受付では、来訪者が担当者を選ぶと、Slackで担当者に通知が届きます。"),
+        ("user", "チャットボットもSlackに通知できるの？"),
+        ("assistant", "はい、ほしぞらチャットも、有人切り替えのときにSlackへ通知できます。"),
+    ]:
+        s.add(role, text)
+    r = s.user("入館証も出せる？")
+    assert "おもてなし受付" in r.query and "ほしぞらチャット" not in r.query

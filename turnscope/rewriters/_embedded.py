@@ -565,6 +565,14 @@ class EmbeddedRewriter:
             if topic0 is None and cands0:
                 topic0 = cands0[0]
             best0 = self._associated(own0, cands0)
+            if best0 is None:
+                # a subject the newer one superseded can still be the one meant when the
+                # domain ties what is asked to it alone ("入館証も出せる？" -> the kiosk)
+                older = [Mention(sl.type, sl.name, sl.name, 0, 0, "slot")
+                         for sl in state.slots.recent(DEFAULT_OTHER_LOOKBACK)
+                         if sl.status is SlotStatus.SUPERSEDED and (not subj or sl.type in subj)
+                         and sl.name.casefold() not in present]
+                best0 = self._associated(own0, older, DEFAULT_WORD_ASSOCIATION) if older else None
             if best0 is not None:
                 topic0 = best0
             if topic0 is not None:
