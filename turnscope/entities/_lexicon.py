@@ -208,7 +208,13 @@ ADJECTIVES = frozenset(
     "special major minor basic simple complex average total daily weekly monthly yearly "
     "annual ok okay sure great nice useful helpful effective healthy red blue green yellow "
     "black white orange purple brown grey gray pink interesting young younger youngest "
-    "unique".split()
+    "unique "
+    # adjectives in -al/-ic that read like nouns to a suffix test ("environmental impact")
+    "environmental financial national international historical political cultural natural "
+    "social digital mental physical medical legal official global local regional technical "
+    "economic economical commercial industrial residential personal original traditional "
+    "additional optional practical typical critical classical chemical biological "
+    "ecological psychological emotional nutritional seasonal central".split()
 )
 
 GENERIC_HEADS = RELATIONAL_NOUNS | frozenset("people person someone way time times".split())
