@@ -473,3 +473,8 @@ def test_a_number_opening_a_noun_phrase_is_part_of_it(general: EntityExtractor) 
     assert [m.name for m in general.extract("What is a 529 plan?")] == ["529 plan"]
     levels, = general.extract("How can I increase my levels naturally?")
     assert levels.definite  # a possessive points back like "the"
+
+
+def test_a_perception_verb_ends_its_subject(general: EntityExtractor) -> None:
+    assert [m.name for m in general.extract("a crown sounds expensive")
+            if not m.is_attribute] == ["crown"]

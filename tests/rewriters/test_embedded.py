@@ -547,3 +547,11 @@ def test_japanese_zero_anaphora_reaches_a_superseded_subject_the_domain_ties_to(
         s.add(role, text)
     r = s.user("入館証も出せる？")
     assert "おもてなし受付" in r.query and "ほしぞらチャット" not in r.query
+
+
+def test_she_is_not_a_club() -> None:
+    s = Session()
+    s.user("What is Melania Trump's religion?")
+    s.user("They met at the Kit Kat Club?  Where is that?")
+    r = s.user("When did she become a model?")
+    assert "Kit Kat" not in r.query and "Melania Trump" in r.query

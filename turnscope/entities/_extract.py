@@ -326,7 +326,10 @@ def bundled_vocabularies() -> Vocabulary:
 # General extractor ---------------------------------------------------------------------
 
 _PRONOUN_COPULA = frozenset("i'm you're we're they're it's he's she's".split())
+_COPULAR_3SG = frozenset("sounds looks seems feels tastes smells appears".split())
 _INVERTED_AUX = frozenset("do does did can could will would should may might must".split())
+
+
 def _coordinated_names(text: str, found: list[Mention]) -> list[Mention]:
     """"the Lewis and Clark expedition", "the Procter and Gamble shares": after "the", two
     capitalised names joined by "and" that go on into one noun phrase are one name."""
@@ -480,6 +483,8 @@ class EntityExtractor:
                 if verb and run and run_indefinite and low == _base_form(low) \
                         and not _plural_word(run[-1][2]):
                     verb = False
+            if run and low in _COPULAR_3SG:
+                verb = True  # "a crown sounds expensive": a perception verb after its subject
             # "how reliable is …", "how safe are …": the word between "how" and the verb
             # is an adjective (the degree asked about), not an entity
             degree = (not is_cap and i > 0 and tokens[i - 1][2].lower() == "how"

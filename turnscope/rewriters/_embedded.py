@@ -120,6 +120,9 @@ _WHO_QUESTION = re.compile(r"^\W*(?:(?:and|ok|so|but)\W+)*(?:who|whom)\b", re.IG
 _HISTORY_ORDINAL = re.compile(
     r"\bthe\s+(?P<ord>first|second|third|last)\s+(?P<noun>[a-z]+)\s+(?:you|we)\s+"
     r"(?:described|mentioned|discussed|talked\s+about|covered|brought\s+up)\b", re.IGNORECASE)
+_ORG_NAME = re.compile(r"\b(?:Club|Company|Corporation|Corp|Inc|Ltd|Group|Band|Team|Party|"
+                       r"University|College|School|Institute|Foundation|Association|Society|"
+                       r"Agency|Department|Ministry|Council|Committee|Bank|Airlines?|Records)$")
 _NUMBERED_REF = re.compile(r"(?:point|item|option|number|no\.?|#)\s*\d", re.IGNORECASE)
 _OF_THE_N = re.compile(r"\bof\s+the\s+(two|three|four|five|both)\b", re.IGNORECASE)
 _NUMBER_WORDS = {"two": 2, "both": 2, "three": 3, "four": 4, "five": 5}
@@ -299,8 +302,11 @@ class EmbeddedRewriter:
             for m in cands:
                 # "Melania Trump's religion": the possessor is the person
                 owner = re.split(r"['’]s\b", m.name, maxsplit=1)[0].strip()
-                if owner and owner.casefold() not in exclude and all(w[:1].isupper() for w in owner.split()) and (
-                        m.type == "name" or owner != m.name):
+                if owner and owner.casefold() not in exclude \
+                        and all(w[:1].isupper() for w in owner.split()) \
+                        and not _PLACE_NAME.fullmatch(owner) and not _ORG_NAME.search(owner) \
+                        and (m.type == "name" or owner != m.name):
+                    # (a name headed by a place or organisation noun is not a "he"/"she")
                     people.append(m if owner == m.name else
                                   Mention("name", owner, owner, m.start, m.start + len(owner),
                                           m.source))
