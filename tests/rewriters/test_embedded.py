@@ -555,3 +555,11 @@ def test_she_is_not_a_club() -> None:
     s.user("They met at the Kit Kat Club?  Where is that?")
     r = s.user("When did she become a model?")
     assert "Kit Kat" not in r.query and "Melania Trump" in r.query
+
+
+def test_a_settlement_name_replaces_the_place_frame() -> None:
+    s = Session()
+    s.user("How does the climate in Utah compare to the rest of the country?")
+    s.user("How does Salt Lake City differ?")
+    r = s.user("What are the important events that happen in the city?")
+    assert "Utah" not in r.query

@@ -123,6 +123,8 @@ _HISTORY_ORDINAL = re.compile(
 _ORG_NAME = re.compile(r"\b(?:Club|Company|Corporation|Corp|Inc|Ltd|Group|Band|Team|Party|"
                        r"University|College|School|Institute|Foundation|Association|Society|"
                        r"Agency|Department|Ministry|Council|Committee|Bank|Airlines?|Records)$")
+#: a settlement's own name ("Salt Lake City", "Jefferson County") replaces the frame
+_SETTLEMENT = re.compile(r"\b(?:[A-Z][\w\-]*\s+){1,3}(?:City|Town|County|Village|Borough)\b")
 _NUMBERED_REF = re.compile(r"(?:point|item|option|number|no\.?|#)\s*\d", re.IGNORECASE)
 _OF_THE_N = re.compile(r"\bof\s+the\s+(two|three|four|five|both)\b", re.IGNORECASE)
 _NUMBER_WORDS = {"two": 2, "both": 2, "three": 3, "four": 4, "five": 5}
@@ -1323,8 +1325,11 @@ class EmbeddedRewriter:
             end = text[len(core):].strip() or "?"
             out = f"{core} in {place}{end}"
             rules.append(f"place->{place}")
+        settlement = _SETTLEMENT.search(original)
         if own is not None and not self.extractor.vocabulary.find(own.group("place")):
             memo["place"] = own.group("place")
+        elif settlement is not None and place is not None:
+            memo["place"] = settlement.group(0)  # "how does Salt Lake City differ?"
         elif pivot:
             memo.pop("place", None)
         return out
