@@ -563,3 +563,10 @@ def test_a_settlement_name_replaces_the_place_frame() -> None:
     s.user("How does Salt Lake City differ?")
     r = s.user("What are the important events that happen in the city?")
     assert "Utah" not in r.query
+
+
+def test_what_they_stood_for_is_a_group_not_a_he() -> None:
+    s = Session()
+    s.user("Why were the Dead such an influential live band?")
+    assert "Dead" in s.user("Why did they allow live recordings?").query
+    assert "Dead" not in s.user("How did he lose his finger?").query

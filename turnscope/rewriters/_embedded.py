@@ -499,6 +499,8 @@ class EmbeddedRewriter:
             gender = "female" if word in ("she", "her") else "male"
             other: set[str] = state.memo.setdefault("male" if gender == "female" else "female",
                                                     set())
+            # … and what "they" stood for is a group ("the Dead"), not a "he"
+            other = other | state.memo.setdefault("groups", set())
             if antecedent is not None and antecedent.name.casefold() in other:
                 antecedent = self._antecedent(scope, state, present | other, lang, None, kind)
             if antecedent is not None:
@@ -508,6 +510,9 @@ class EmbeddedRewriter:
         elif word in ("it", "its") and antecedent is not None \
                 and antecedent.name.casefold() in persons:
             antecedent = self._antecedent(scope, state, present | persons, lang, "sg", None)
+        elif word in ("they", "them", "their") and antecedent is not None \
+                and not is_plural(antecedent.name):
+            state.memo.setdefault("groups", set()).add(antecedent.name.casefold())
         prev = next(iter(self._scoped_user_records(scope, state)), None)
         topic = self._topic(scope, state, present)
         if antecedent is not None and topic is not None and not anchors(antecedent):
