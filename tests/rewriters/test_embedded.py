@@ -570,3 +570,11 @@ def test_what_they_stood_for_is_a_group_not_a_he() -> None:
     s.user("Why were the Dead such an influential live band?")
     assert "Dead" in s.user("Why did they allow live recordings?").query
     assert "Dead" not in s.user("How did he lose his finger?").query
+
+
+def test_an_item_that_is_not_a_subject_keeps_the_lists_subject() -> None:
+    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    s.user("how do i make managed redis durable")
+    s.assistant("You can enable RDB snapshots or AOF persistence on managed Redis.")
+    r = s.user("whats the perf hit of the second")
+    assert "Redis" in r.query

@@ -745,19 +745,24 @@ class EmbeddedRewriter:
         the list belongs to the latest exchange: there the thread itself carries it."""
         subj = self.extractor.vocabulary.subject_types
         question = state.resolved.get(enum.turn - 1)
-        if question is None or not subj or enum.turn >= now - 2:
-            return []
-        if not any(state.resolved[t].topic_shift for t in state.resolved if enum.turn < t < now):
+        if question is None or not subj:
             return []
         item_types = {m.type for m in chosen}
         # the items replace what they are instances of; everything else the question named
         # is the frame (items that are not subjects leave the question's subject standing)
         keep_subjects = not (item_types & subj)
         low = text.casefold()
-        return [m for m in question.entities
-                if m.source == "vocab" and not m.is_attribute
-                and (m.type not in subj or keep_subjects)
-                and m.type not in item_types and m.name.casefold() not in low]
+        frame = [m for m in question.entities
+                 if m.source == "vocab" and not m.is_attribute
+                 and (m.type not in subj or keep_subjects)
+                 and m.type not in item_types and m.name.casefold() not in low]
+        if enum.turn >= now - 2:
+            # the latest list: its thread is the current one, but an item that is not a
+            # subject ("AOF") still needs the subject it belongs to ("… of managed Redis")
+            return [m for m in frame if m.type in subj] if keep_subjects else []
+        closed = any(r.topic_shift for t in range(enum.turn + 1, now)
+                     if (r := state.resolved.get(t)) is not None)
+        return frame if closed else []
 
     def _rheme(self, question: ResolvedTurn, state: ConversationState) -> Mention | None:
         """The new information of the answer to ``question``, if it introduced any.
