@@ -578,3 +578,12 @@ def test_an_item_that_is_not_a_subject_keeps_the_lists_subject() -> None:
     s.assistant("You can enable RDB snapshots or AOF persistence on managed Redis.")
     r = s.user("whats the perf hit of the second")
     assert "Redis" in r.query
+
+
+def test_an_ordinal_with_no_aspect_of_its_own_asks_about_the_lists_aspect() -> None:
+    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    s.user("rate limits for the export apis?")
+    s.assistant("They differ: the billing export API allows 60 requests per minute, the reporting "
+                "export API 10 per minute, and the usage export API 120 per minute.")
+    r = s.user("is the last one shared between projects?")
+    assert "usage export API" in r.query and "rate limit" in r.query

@@ -758,8 +758,15 @@ class EmbeddedRewriter:
                  and m.type not in item_types and m.name.casefold() not in low]
         if enum.turn >= now - 2:
             # the latest list: its thread is the current one, but an item that is not a
-            # subject ("AOF") still needs the subject it belongs to ("… of managed Redis")
-            return [m for m in frame if m.type in subj] if keep_subjects else []
+            # subject ("AOF") still needs the subject it belongs to ("… of managed Redis"),
+            # and a message that names no aspect of its own asks about the one the list was
+            # drawn up for ("rate limits for the export apis?" -> "is the last one shared?")
+            own_attrs = [m for m in self.extractor.extract(text, "en") if m.is_attribute
+                         and m.source == "vocab"]
+            attrs = [] if own_attrs else [m for m in question.entities if m.is_attribute
+                                          and m.source == "vocab"
+                                          and m.name.casefold() not in low]
+            return ([m for m in frame if m.type in subj] if keep_subjects else []) + attrs
         closed = any(r.topic_shift for t in range(enum.turn + 1, now)
                      if (r := state.resolved.get(t)) is not None)
         return frame if closed else []
