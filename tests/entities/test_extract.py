@@ -478,3 +478,10 @@ def test_a_number_opening_a_noun_phrase_is_part_of_it(general: EntityExtractor) 
 def test_a_perception_verb_ends_its_subject(general: EntityExtractor) -> None:
     assert [m.name for m in general.extract("a crown sounds expensive")
             if not m.is_attribute] == ["crown"]
+
+
+def test_a_numbered_line_that_pairs_two_is_one_item(vocab: Vocabulary) -> None:
+    text = "Sure:\n1. Frankfurt (eu-central-1) ↔ Paris\n2. Dublin (eu-west-1) ↔ Frankfurt"
+    e = EntityExtractor(vocab).enumeration(text, 2)
+    assert e is not None and e.numbered
+    assert [m.name for m in e.items] == ["Frankfurt and Paris", "Dublin and Frankfurt"]

@@ -325,6 +325,7 @@ def bundled_vocabularies() -> Vocabulary:
 
 # General extractor ---------------------------------------------------------------------
 
+_PAIR_LINK = re.compile(r"\s*(?:↔|<->|⇄|<=>|/|&|and|vs\.?|versus)\s*", re.IGNORECASE)
 _PRONOUN_COPULA = frozenset("i'm you're we're they're it's he's she's".split())
 _COPULAR_3SG = frozenset("sounds looks seems feels tastes smells appears".split())
 _INVERTED_AUX = frozenset("do does did can could will would should may might must".split())
@@ -616,6 +617,14 @@ class EntityExtractor:
                 inside = [m for m in named if a <= m.start < min(b, clause_end)]
                 if lang == "ja":
                     inside = [m for m in inside if m.source == "vocab"]
+                pair = [m for m in named if a <= m.start < b and not in_parens(m)]
+                if len(pair) >= 2 and pair[0].type == pair[1].type \
+                        and _PAIR_LINK.fullmatch(_PAREN_SPAN.sub("", text[pair[0].end:pair[1].start])):
+                    # "3. Virginia (us-east-1) ↔ Oregon (us-west-2)": the item is the pair
+                    both = f"{pair[0].name} and {pair[1].name}"
+                    items.append(Mention(pair[0].type, both, both, pair[0].start, pair[1].end,
+                                         pair[0].source))
+                    continue
                 if inside and len(clause.split()) <= len(inside[0].surface.split()) + 1:
                     items.append(inside[0])
                 elif clause:
