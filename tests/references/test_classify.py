@@ -362,3 +362,9 @@ def test_a_relational_noun_with_its_of_slot_open_bridges(text: str, bridges: boo
     ex = EntityExtractor()
     c = classify(text, "en", ex.extract(text), has_history=True)
     assert (Cue.BRIDGING in c.cues) is bridges
+
+
+def test_something_else_is_a_change_of_subject() -> None:
+    c = classify("thanks. now something else entirely: how do I rotate a token?", "en", [],
+                 has_history=True)
+    assert c.pivot

@@ -191,7 +191,7 @@ _PIVOT_EN = re.compile(
     r"\b(?:different|unrelated|separate|another|new|other)\s+(?:question|topic|thing|subject|q)\b|"
     r"\bchanging\s+(?:the\s+)?(?:topic|subject)\b|\bswitching\s+gears\b|\bon\s+another\s+note\b|"
     r"\bby\s+the\s+way\b|\bbtw\b|\bunrelated\b|\bmoving\s+on\b|\bnow\s+for\s+something\b|"
-    r"\bforget\s+(?:that|about)\b",
+    r"\bforget\s+(?:that|about)\b|\bsomething\s+(?:else|different)\b",
     re.IGNORECASE,
 )
 _BACK_TO_OTHER = re.compile(
