@@ -587,3 +587,16 @@ def test_an_ordinal_with_no_aspect_of_its_own_asks_about_the_lists_aspect() -> N
                 "export API 10 per minute, and the usage export API 120 per minute.")
     r = s.user("is the last one shared between projects?")
     assert "usage export API" in r.query and "rate limit" in r.query
+
+
+def test_going_back_to_a_kind_names_the_entity_of_that_kind() -> None:
+    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    for role, text in [
+        ("user", "is redis persistence on by default"),
+        ("assistant", "No, managed Redis persistence is off by default."),
+        ("user", "and postgres backups, how long are they kept"),
+        ("assistant", "Managed Postgres keeps automated backups for 7 days."),
+    ]:
+        s.add(role, text)
+    r = s.user("ok going back to the cache — can backups be copied cross region?")
+    assert "managed Redis" in r.query and "Postgres" not in r.query

@@ -1351,6 +1351,23 @@ class EmbeddedRewriter:
             memo.pop("place", None)
         return out
 
+    def _recalled_kind(self, text: str, state: ConversationState,
+                       key: str | None) -> tuple[str, Mention] | None:
+        """"going back to the cache": a kind noun as the recalled topic names the latest
+        entity of that kind the conversation had, even one a newer one superseded."""
+        vocab = self.extractor.vocabulary
+        if not key or key.casefold() not in vocab.kinds:
+            return None
+        noun = key.casefold()
+        for sl in state.slots.recent(DEFAULT_OTHER_LOOKBACK):
+            if noun in vocab.kinds_of(sl.name) and sl.status is not SlotStatus.EVICTED:
+                ent = Mention(sl.type, sl.name, sl.name, 0, 0, "slot")
+                m = re.search(rf"\bthe\s+{re.escape(key)}\b", text, re.IGNORECASE)
+                if m is not None:
+                    return text[: m.start()] + _the(sl.name, "en") + text[m.end():], ent
+                return self._attach(text, "en", sl.name), ent
+        return None
+
     def _history_ordinal(self, text: str, state: ConversationState) -> tuple[str, Mention] | None:
         """"the first api you described": of the entities of that kind the conversation has
         had (bounded look-back, in order of introduction), the one at that position."""
@@ -1396,6 +1413,11 @@ class EmbeddedRewriter:
         if by_order is not None:
             text, ent = by_order
             rules.append(f"recall:order->{ent.name}")
+            return text, ent
+        by_kind = self._recalled_kind(text, state, msg_key) if lang == "en" else None
+        if by_kind is not None:
+            text, ent = by_kind
+            rules.append(f"recall:kind->{ent.name}")
             return text, ent
         if not scope.recalled:
             rules.append("recall-unresolved")
