@@ -485,3 +485,12 @@ def test_a_numbered_line_that_pairs_two_is_one_item(vocab: Vocabulary) -> None:
     e = EntityExtractor(vocab).enumeration(text, 2)
     assert e is not None and e.numbered
     assert [m.name for m in e.items] == ["Frankfurt and Paris", "Dublin and Frankfurt"]
+
+
+def test_japanese_numbered_items_end_at_their_clause(vocab: Vocabulary) -> None:
+    ex = EntityExtractor(bundled_vocabulary("ja_site"))
+    text = ("おもてなし受付の標準セットは3点です。1つ目がタッチパネル本体、2つ目が専用スタンド、"
+            "3つ目がカメラです。入館証プリンターはオプションになります。")
+    e = ex.enumeration(text, 2, "ja")
+    assert e is not None and e.numbered
+    assert [m.name for m in e.items][-1] == "カメラ"

@@ -613,7 +613,10 @@ class EntityExtractor:
                                   text[a:b])[0]
                 clause = " ".join(re.sub(r"^(?:the|a|an)\s+", "", clause.strip(), flags=re.I)
                                   .split()[:8]).rstrip(".。")
-                clause_end = a + len(text[a:b]) - len(text[a:b].lstrip()) + len(clause) + 4
+                # (English: room for the article the clause dropped; Japanese clauses end
+                # where they were split, or "カメラです。入館証…" would reach the next sentence)
+                clause_end = a + len(text[a:b]) - len(text[a:b].lstrip()) + len(clause) \
+                    + (0 if lang == "ja" else 4)
                 inside = [m for m in named if a <= m.start < min(b, clause_end)]
                 if lang == "ja":
                     inside = [m for m in inside if m.source == "vocab"]
