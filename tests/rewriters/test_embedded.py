@@ -600,3 +600,12 @@ def test_going_back_to_a_kind_names_the_entity_of_that_kind() -> None:
         s.add(role, text)
     r = s.user("ok going back to the cache — can backups be copied cross region?")
     assert "managed Redis" in r.query and "Postgres" not in r.query
+
+
+def test_a_predicate_that_echoes_the_answer_finds_what_the_answer_said_it_of() -> None:
+    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    s.user("ok. how does frankfurt's sla compare to paris")
+    s.assistant("Frankfurt (eu-central-1) has a 99.99% multi-AZ uptime SLA and Paris (eu-west-3) "
+                "99.9%. Paris also offers CMK in public preview, which isn't covered by the SLA.")
+    r = s.user("wait why isn't it covered")
+    assert "customer-managed keys" in r.query and "Frankfurt" not in r.query

@@ -125,6 +125,8 @@ _ORG_NAME = re.compile(r"\b(?:Club|Company|Corporation|Corp|Inc|Ltd|Group|Band|T
                        r"Agency|Department|Ministry|Council|Committee|Bank|Airlines?|Records)$")
 #: a settlement's own name ("Salt Lake City", "Jefferson County") replaces the frame
 _SETTLEMENT = re.compile(r"\b(?:[A-Z][\w\-]*\s+){1,3}(?:City|Town|County|Village|Borough)\b")
+#: verbs too general to say which clause of an answer a follow-up echoes
+VERBS_TOO_COMMON = frozenset("have does make take need want work used using come".split())
 _NUMBERED_REF = re.compile(r"(?:point|item|option|number|no\.?|#)\s*\d", re.IGNORECASE)
 _OF_THE_N = re.compile(r"\bof\s+the\s+(two|three|four|five|both)\b", re.IGNORECASE)
 _NUMBER_WORDS = {"two": 2, "both": 2, "three": 3, "four": 4, "five": 5}
@@ -598,6 +600,21 @@ class EmbeddedRewriter:
             if elab is not None:
                 rules.append("elaboration")
                 return elab
+
+        # 1e'. "why isn't it covered?" after "…CMK in public preview, which isn't covered by
+        #      the SLA": the pronoun's predicate echoes a clause of the answer; its subject
+        #      is the entity that clause is about
+        if lang == "en" and pm is not None and prev is not None and word in ("it", "they", "them"):
+            echo = self._predicate_echo(text, pm, prev, state, present)
+            if echo is not None:
+                echoed, rest = echo
+                new_text, n = self._substitute_pronouns(text, lang, echoed.name, allow_that=False)
+                if n:
+                    rules.append(f"echo->{echoed.name}")
+                    if rest:
+                        # the rest of that clause stays with it ("… covered by the SLA")
+                        new_text = self._attach(new_text, lang, _join([m.name for m in rest], lang))
+                    return new_text, echoed
 
         # 1e. event and plural reference to the previous exchange
         if lang == "en" and pm is not None and prev is not None:
@@ -1194,6 +1211,34 @@ class EmbeddedRewriter:
         if not names:
             return _SENT_END.sub("", prev.query)
         return ("の".join(names) if lang == "ja" else " ".join(dict.fromkeys(names)))
+
+    def _predicate_echo(self, text: str, pm: re.Match[str], prev: ResolvedTurn,
+                        state: ConversationState,
+                        present: set[str]) -> tuple[Mention, list[Mention]] | None:
+        """The vocabulary entity that a clause of the previous answer says the message's
+        own predicate of (the last entity before the echoed word, in the same clause), and
+        the entities that clause names after it."""
+        if not prev.turn < len(state.turns) or state.turns[prev.turn].role is not Role.ASSISTANT:
+            return None
+        answer = state.turns[prev.turn].content
+        mentions = [m for m in state.mentions.get(prev.turn + 1, ())
+                    if m.source == "vocab" and not m.is_attribute
+                    and m.name.casefold() not in present]
+        words = [w for w in re.findall(r"[a-z]{4,}", text[pm.end():].lower())
+                 if w not in FUNCTION_WORDS and w not in VERBS_TOO_COMMON]
+        for w in words:
+            hit = re.search(rf"\b{re.escape(w)}\b", answer, re.IGNORECASE)
+            if hit is None:
+                continue
+            clause_start = max(answer.rfind(sep, 0, hit.start()) for sep in (". ", "; ", "? ", "! "))
+            ends = [i for i in (answer.find(sep, hit.end()) for sep in (". ", "; ", ", ")) if i >= 0]
+            clause_end = min(ends) if ends else len(answer)
+            before = [m for m in mentions if clause_start < m.start < hit.start()]
+            if before:
+                after = [m for m in mentions if hit.end() <= m.start < clause_end
+                         and m.name.casefold() != before[-1].name.casefold()]
+                return before[-1], after
+        return None
 
     def _event_or_plural(self, text: str, word: str, pm: re.Match[str], prev: ResolvedTurn,
                          state: ConversationState) -> tuple[str, Mention | None, str] | None:
