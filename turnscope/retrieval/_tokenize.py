@@ -23,6 +23,8 @@ import re
 import unicodedata
 from typing import Protocol
 
+from turnscope.datasets._textwords import stem
+
 __all__ = [
     "DEFAULT_STOPWORDS",
     "TOKENIZER_VERSION",
@@ -101,13 +103,7 @@ def stem_plural(word: str) -> str:
     """
     if len(word) <= 3 or not word.isalpha():
         return word
-    if word.endswith("ies"):
-        return word[:-3] + "y"
-    if word.endswith(("sses", "xes", "zes", "ches", "shes")):
-        return word[:-2]
-    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
+    return stem(word)  # the one SPEC section 7 rule, shared with the term checks
 
 
 class Tokenizer(Protocol):

@@ -43,7 +43,13 @@ from turnscope.entities._lexicon import (
     pronoun_number,
 )
 from turnscope.references import Cue, ReferenceClass, after_pivot, anchors, find_ordinal_span
-from turnscope.references._classify import ORDINALS_EN, english_pronoun
+from turnscope.references._classify import (
+    _HEADLESS_SUPERLATIVE,
+    _SITE_EN,
+    _SITE_JA,
+    ORDINALS_EN,
+    english_pronoun,
+)
 from turnscope.rewriters._base import EMBEDDED, RewriteRequest, RewriteResult
 from turnscope.scope import Message, Scope
 
@@ -64,10 +70,7 @@ _JA_DEM_NP = re.compile(r"(?:その|この|あの)(?=[\u30a0-\u30ffー\u4e00-\u9
 _JA_PRON = re.compile(r"それ|これ|あれ|そちら|こちら|そっち|こっち")
 _EN_PAGE = re.compile(r"\b(?:this|current)\s+(?:page|article|doc|screen|section)\b(?![\w-])|"
                       r"\bthe\s+(?:page|article)(?=\s+(?:i'?m|i\s+am|you'?re)\b)", re.IGNORECASE)
-_EN_SITE = re.compile(r"\b(?:this|your)\s+(?:site|website|docs\s+site|portal)\b(?![\w-])",
-                      re.IGNORECASE)
 _JA_PAGE = re.compile(r"(?:この|今の|今見ている|表示中の|こちらの)(?:ページ|画面|記事)")
-_JA_SITE = re.compile(r"(?:この|こちらの|御社の|このウェブ)(?:サイト|ホームページ|ウェブサイト|HP)")
 _ONE_MOD = re.compile(r"\bthe\s+(?P<mod>(?:[a-z][a-z\-]+\s+){0,2}[a-z][a-z\-]+)\s+ones?\b",
                       re.IGNORECASE)
 _NOT_MODIFIERS = frozenset("first second third last other same next previous new old right "
@@ -132,9 +135,6 @@ _OF_THE_N = re.compile(r"\bof\s+the\s+(two|three|four|five|both)\b", re.IGNORECA
 _NUMBER_WORDS = {"two": 2, "both": 2, "three": 3, "four": 4, "five": 5}
 _MOD_SUFFIXES = frozenset("level wide based side scoped only".split())
 _ADDITIVE = re.compile(r"\b(?:too|also|as\s+well|either|instead|same)\b|も[？?]?$|もそう", re.IGNORECASE)
-_SUPERLATIVE_HEADLESS = re.compile(
-    r"\bthe\s+(?:(?:most|least)\s+[a-z]+|[a-z]{2,}est|best|worst)\b"
-    r"(?=\s*(?:[?.!,]|$|\bever\b|\bto\b|\bin\b|\bof\b|\band\b|\bon\b))", re.IGNORECASE)
 _OTHER_ONE = re.compile(r"\b(?:the\s+)?other\s+one\b", re.IGNORECASE)
 _TYPE_REF = re.compile(r"\b(?:that|this|the|those|these)\s+(?P<other>other\s+)?(?P<noun>[a-z]+)"
                        r"(?:\s+(?:you|we|i)\s+(?:suggested|recommended|mentioned|said|picked|chose|"
@@ -733,12 +733,10 @@ class EmbeddedRewriter:
                         present: set[str]) -> tuple[str, Mention] | None:
         if lang != "en":
             return None
-        vocab = self.extractor.vocabulary
         for m in _TYPE_REF.finditer(text):
             word = m.group("noun").lower()
             nouns = {word, word.rstrip("s")}
-            of_kind = sorted((sl for sl in (*scope.slots, *scope.stale)
-                              if sl.type in nouns or nouns & vocab.kinds_of(sl.name)),
+            of_kind = sorted((sl for sl in (*scope.slots, *scope.stale) if self._of_kind(sl, nouns)),
                              key=lambda sl: sl.last_seen, reverse=True)
             if m.group("other"):
                 # "the other db": of that kind, not the one the conversation is on now; the
@@ -747,7 +745,7 @@ class EmbeddedRewriter:
                 of_kind = of_kind[1:] + [
                     sl for sl in state.slots.recent(DEFAULT_OTHER_LOOKBACK)
                     if sl.status is SlotStatus.SUPERSEDED and sl.superseded_by == current
-                    and (sl.type in nouns or nouns & vocab.kinds_of(sl.name))]
+                    and self._of_kind(sl, nouns)]
             cands = [sl for sl in of_kind if sl.name.casefold() not in present]
             if cands:
                 best = cands[0]
@@ -1396,6 +1394,11 @@ class EmbeddedRewriter:
             memo.pop("place", None)
         return out
 
+    def _of_kind(self, slot: Slot, nouns: set[str]) -> bool:
+        """Whether a slot is an instance of one of ``nouns``: its type, or a kind its
+        vocabulary entry declares ("db" for managed Postgres)."""
+        return slot.type in nouns or bool(nouns & self.extractor.vocabulary.kinds_of(slot.name))
+
     def _recalled_kind(self, text: str, state: ConversationState,
                        key: str | None) -> tuple[str, Mention] | None:
         """"going back to the cache": a kind noun as the recalled topic names the latest
@@ -1405,7 +1408,7 @@ class EmbeddedRewriter:
             return None
         noun = key.casefold()
         for sl in state.slots.recent(DEFAULT_OTHER_LOOKBACK):
-            if noun in vocab.kinds_of(sl.name) and sl.status is not SlotStatus.EVICTED:
+            if self._of_kind(sl, {noun}) and sl.status is not SlotStatus.EVICTED:
                 ent = Mention(sl.type, sl.name, sl.name, 0, 0, "slot")
                 m = re.search(rf"\bthe\s+{re.escape(key)}\b", text, re.IGNORECASE)
                 if m is not None:
@@ -1419,12 +1422,11 @@ class EmbeddedRewriter:
         m = _HISTORY_ORDINAL.search(text)
         if m is None:
             return None
-        vocab = self.extractor.vocabulary
         noun = m.group("noun").lower()
         nouns = {noun, noun.rstrip("s")}
         seen: dict[str, Slot] = {}
         for sl in state.slots.recent(DEFAULT_OTHER_LOOKBACK):
-            if sl.type in nouns or nouns & vocab.kinds_of(sl.name):
+            if self._of_kind(sl, nouns):
                 prev = seen.get(sl.name.casefold())
                 if prev is None or sl.introduced < prev.introduced:
                     seen[sl.name.casefold()] = sl
@@ -1438,7 +1440,10 @@ class EmbeddedRewriter:
 
     @staticmethod
     def _attach(text: str, lang: str, name: str) -> str:
-        sup = _SUPERLATIVE_HEADLESS.search(text) if lang == "en" else None
+        # (the classifier's headless superlative, except "the best one": one-anaphora)
+        sup = next((m for m in _HEADLESS_SUPERLATIVE.finditer(text)
+                    if not re.match(r"\s*one\b", text[m.end():], re.IGNORECASE)),
+                   None) if lang == "en" else None
         if sup is not None:
             # "the largest ever" -> "the largest sharks ever": the topic fills the noun slot
             return text[: sup.end()] + f" {name}" + text[sup.end():]
@@ -1532,7 +1537,7 @@ class EmbeddedRewriter:
             site = screen.site or screen.page_url or ""
             if not site:
                 return None
-            pat = _JA_SITE if lang == "ja" else _EN_SITE
+            pat = _SITE_JA if lang == "ja" else _SITE_EN
             return pat.sub(f"{site}のサイト" if lang == "ja" else f"the {site} site", text, count=1)
         title = screen.page_title or screen.page_url or ""
         if not title:
