@@ -7,10 +7,13 @@
 from __future__ import annotations
 
 from turnscope.datasets._cast import (
+    CAST21_PARTS,
     CAST_YEARS,
     DATA_ENV_VAR,
     DEFAULT_DATA_ROOT,
+    cast21_part,
     cast_baselines,
+    load_canard,
     load_cast,
     resolve_data_root,
 )
@@ -18,7 +21,10 @@ from turnscope.datasets._textwords import STOP_WORDS, content_words, stem
 from turnscope.datasets._topiocqa import TopicTurn, load_tiage, load_topiocqa
 
 __all__ = [
+    "CAST21_PARTS",
     "CAST_YEARS",
+    "cast21_part",
+    "load_canard",
     "DATA_ENV_VAR",
     "DEFAULT_DATA_ROOT",
     "STOP_WORDS",

@@ -1,15 +1,20 @@
-"""TREC CAsT 2019 / 2020 as follow-up items (SPEC sections 4 and 7).
+"""TREC CAsT 2019 / 2020 / 2021 and CANARD as follow-up items (SPEC sections 4 and 7).
 
 Each turn of each evaluation topic becomes one item: ``prefix`` holds the
-earlier *user* utterances (these files carry no assistant texts), ``follow_up``
-the raw utterance, and the required/forbidden terms are derived from the human
-rewrite exactly as SPEC section 7 says:
+earlier turns (user utterances, and for CAsT 2021 and CANARD the assistant's
+response after each of them: 2021's canonical passage, QuAC's answer span),
+``follow_up`` the raw utterance, and the required/forbidden terms are derived
+from the human rewrite exactly as SPEC section 7 says:
 
 - *required*: content words the human rewrite adds over the raw utterance that
-  occur in an earlier utterance of the topic (compared by stem);
+  occur earlier in the conversation (a user or an assistant turn; by stem);
 - *forbidden*: topic words (words some human rewrite of the topic carries over,
-  or capitalised words of its utterances) that occur in an earlier utterance
-  and that neither this turn's human rewrite nor its raw utterance contains.
+  or capitalised words of its user utterances) that occur earlier in the
+  conversation and that neither this turn's human rewrite nor its raw
+  utterance contains.
+
+CAsT 2019 and 2020 ship no responses, so there the earlier conversation is the
+earlier user utterances, as before.
 
 Words are compared by stem, but the item lists surface forms, because the
 matcher (``turnscope.evaluation._matching``) works on text: a required word is
@@ -44,7 +49,10 @@ from turnscope.datasets._textwords import TOKEN_RE, is_content, stem, tokens
 from turnscope.evaluation._matching import contains_term
 
 __all__ = [
+    "CAST21_PARTS",
     "CAST_YEARS",
+    "cast21_part",
+    "load_canard",
     "DATA_ENV_VAR",
     "DEFAULT_DATA_ROOT",
     "cast_baselines",
@@ -57,7 +65,7 @@ DATA_ENV_VAR = "TURNSCOPE_DATA"
 #: the data root when nothing else is given (relative paths resolve against the CWD)
 DEFAULT_DATA_ROOT = Path(os.environ.get(DATA_ENV_VAR) or "../shared/data")
 #: the CAsT years this loader knows
-CAST_YEARS = (2019, 2020)
+CAST_YEARS = (2019, 2020, 2021)
 
 _CAST19_TOPICS = Path("trec-cast/2019/data/evaluation/evaluation_topics_v1.0.json")
 _CAST19_REWRITES = Path(
@@ -68,6 +76,8 @@ _CAST19_TYPES = (
     Path("cast2019-utterance-types/test_set.tsv"),
 )
 _CAST20_TOPICS = Path("trec-cast/2020/2020_manual_evaluation_topics_v1.0.json")
+_CAST21_TOPICS = Path("trec-cast/2021/2021_manual_evaluation_topics_v1.0.json")
+_CANARD_DEV = Path("canard/dev.json")
 _UTTERANCE_TYPES = frozenset({"SE", "FT", "PT"})
 _SENTENCE_END = ".?!"
 
@@ -99,6 +109,8 @@ class _Turn:
     human: str
     automatic: str | None
     utterance_type: str | None
+    #: the assistant's response after this turn (CAsT 2021's canonical passage)
+    response: str | None = None
 
 
 def read_json(path: Path) -> Any:
@@ -236,6 +248,28 @@ def _load_2020(root: Path) -> list[list[_Turn]]:
     return out
 
 
+def _load_2021(root: Path) -> list[list[_Turn]]:
+    path = root / _CAST21_TOPICS
+    out: list[list[_Turn]] = []
+    for topic, turns in _topic_turns(path):
+        conv: list[_Turn] = []
+        for number, turn in turns:
+            where = f"{path}: topic {topic}, turn {number}"
+            conv.append(
+                _Turn(
+                    topic=topic,
+                    number=number,
+                    raw=_field(turn, "raw_utterance", str, where).strip(),
+                    human=_field(turn, "manual_rewritten_utterance", str, where).strip(),
+                    automatic=_field(turn, "automatic_rewritten_utterance", str, where).strip(),
+                    utterance_type=None,
+                    response=_field(turn, "passage", str, where).strip(),
+                )
+            )
+        out.append(conv)
+    return out
+
+
 def _stems(text: str) -> set[str]:
     return {stemmed for _, stemmed in tokens(text)}
 
@@ -271,25 +305,38 @@ def _forms(stemmed: str, texts: Iterable[str]) -> list[str]:
     return sorted(set(forms))
 
 
-def _convert(year: int, conv: Sequence[_Turn]) -> list[dict[str, Any]]:
+def _convert(prefix: str, conv: Sequence[_Turn], *, year: int | None = None,
+             opening: str | None = None) -> list[dict[str, Any]]:
+    """Items of one conversation; ``opening`` is a user turn before the first question
+    (CANARD's "article title — section title", which its rewrites draw on)."""
     raws = [turn.raw for turn in conv]
+    # every text before turn i, in order, with its role: what "earlier" means
+    before: list[list[tuple[str, str]]] = []
+    history: list[tuple[str, str]] = [("user", opening)] if opening else []
+    for turn in conv:
+        before.append(list(history))
+        history.append(("user", turn.raw))
+        if turn.response:
+            history.append(("assistant", turn.response))
+    earlier_stems = [set().union(*(_stems(t) for _, t in b)) for b in before]
     raw_stems = [_stems(text) for text in raws]
     human_stems = [_stems(turn.human) for turn in conv]
 
     # topic words: carried over by some human rewrite of the topic, or capitalised
     carried: list[str] = []
     for i, turn in enumerate(conv):
-        earlier = set().union(*raw_stems[:i])
-        carried.extend(s for _, s in tokens(turn.human) if s not in raw_stems[i] and s in earlier)
-    capitalised = _capitalised(raws)
+        carried.extend(s for _, s in tokens(turn.human)
+                       if s not in raw_stems[i] and s in earlier_stems[i])
+    user_texts = ([opening] if opening else []) + raws
+    capitalised = _capitalised(user_texts)
     topic_words = _ordered_unique(
-        [*carried, *(s for text in raws for _, s in tokens(text) if s in capitalised)]
+        [*carried, *(s for text in user_texts for _, s in tokens(text) if s in capitalised)]
     )
 
     items: list[dict[str, Any]] = []
     for i, turn in enumerate(conv):
-        earlier_texts = raws[:i]
-        earlier = set().union(*raw_stems[:i])
+        earlier_texts = [t for _, t in before[i]]
+        earlier = earlier_stems[i]
         required_stems = _ordered_unique(
             s for _, s in tokens(turn.human) if s not in raw_stems[i] and s in earlier
         )
@@ -306,55 +353,126 @@ def _convert(year: int, conv: Sequence[_Turn]) -> list[dict[str, Any]]:
                 if not contains_term(turn.raw, form) and not contains_term(turn.human, form):
                     forbidden.append(form)
 
+        prev_user = [t for role, t in before[i] if role == "user"]
+        prev_stems = _stems(prev_user[-1]) if prev_user else set()
+        prev_response = conv[i - 1].response if i > 0 else None
+        if prev_response:
+            prev_stems |= _stems(prev_response)
         if not required_stems:
             reference_type = "standalone"
-        elif i > 0 and all(s in raw_stems[i - 1] for s in required_stems):
+        elif before[i] and all(s in prev_stems for s in required_stems):
             reference_type = "immediate"
         else:
             reference_type = "long_range"
 
-        items.append(
-            {
-                "id": f"cast{year % 100:02d}_{turn.topic}_{turn.number}",
-                "lang": "en",
-                "prefix": [{"role": "user", "content": text} for text in earlier_texts],
-                "follow_up": turn.raw,
-                "screen": None,
-                "gold": [],
-                "reference_type": reference_type,
-                "forbidden_in_rewrite": _ordered_unique(forbidden),
-                "required_in_rewrite": required,
-                "human_rewrite": turn.human,
-                "automatic_rewrite": turn.automatic,
-                "utterance_type": turn.utterance_type,
-                "year": year,
-            }
-        )
+        item: dict[str, Any] = {
+            "id": f"{prefix}_{turn.topic}_{turn.number}",
+            "lang": "en",
+            "prefix": [{"role": role, "content": text} for role, text in before[i]],
+            "follow_up": turn.raw,
+            "screen": None,
+            "gold": [],
+            "reference_type": reference_type,
+            "forbidden_in_rewrite": _ordered_unique(forbidden),
+            "required_in_rewrite": required,
+            "human_rewrite": turn.human,
+            "automatic_rewrite": turn.automatic,
+            "utterance_type": turn.utterance_type,
+            "conversation": f"{prefix}_{turn.topic}",
+        }
+        if year is not None:
+            item["year"] = year
+        items.append(item)
     return items
 
 
-def load_cast(year: int, data_root: Path | None = None) -> list[dict[str, Any]]:
-    """CAsT evaluation topics of ``year`` (2019 or 2020) as follow-up items.
+#: CAsT 2021's topics split in two before anything was tuned (see docs/splits.md): the
+#: even-numbered topics are development data (read their failures, train on them), the
+#: odd-numbered ones a check set (figures only; never read item by item, never trained on)
+CAST21_PARTS = ("dev", "check")
+
+
+def cast21_part(topic: int) -> str:
+    """Which half of CAsT 2021 a topic number belongs to (``dev`` or ``check``)."""
+    return "dev" if topic % 2 == 0 else "check"
+
+
+def load_cast(year: int, data_root: Path | None = None, *, part: str | None = None) -> list[dict[str, Any]]:
+    """CAsT evaluation topics of ``year`` (2019, 2020 or 2021) as follow-up items.
 
     >>> items = load_cast(2019, Path("../shared/data"))  # doctest: +SKIP
     >>> items[1]["follow_up"], items[1]["required_in_rewrite"]  # doctest: +SKIP
     ('Is it treatable?', [['cancer', 'throat']])
 
-    Raises ``InputError`` for an unknown year and ``DatasetError`` when a file
-    is missing or malformed.
+    ``part`` (2021 only) keeps one half of the topics: ``dev`` or ``check``.
+    Raises ``InputError`` for an unknown year or part and ``DatasetError`` when a
+    file is missing or malformed.
     """
     if year not in CAST_YEARS:
         raise InputError(f"unknown CAsT year {year!r}; expected one of {list(CAST_YEARS)}")
+    if part is not None and (year != 2021 or part not in CAST21_PARTS):
+        raise InputError(f"part {part!r} is only defined for 2021: one of {list(CAST21_PARTS)}")
     root = resolve_data_root(data_root)
-    conversations = _load_2019(root) if year == 2019 else _load_2020(root)
-    return [item for conv in conversations for item in _convert(year, conv)]
+    loaders = {2019: _load_2019, 2020: _load_2020, 2021: _load_2021}
+    conversations = loaders[year](root)
+    if part is not None:
+        conversations = [c for c in conversations if c and cast21_part(c[0].topic) == part]
+    return [item for conv in conversations
+            for item in _convert(f"cast{year % 100:02d}", conv, year=year)]
+
+
+def load_canard(data_root: Path | None = None) -> list[dict[str, Any]]:
+    """CANARD dev (QuAC dialogues with human rewrites) as follow-up items.
+
+    Each dialogue opens with a user turn "article title — section title" (the
+    context every CANARD rewrite may draw on), then alternates QuAC's questions
+    and answer spans; the last question of each dialogue carries the full history.
+
+    >>> items = load_canard()  # doctest: +SKIP
+    >>> items[1]["follow_up"], items[1]["required_in_rewrite"]  # doctest: +SKIP
+    ('When did they disband?', ['zappa', 'mother', 'invention'])
+    """
+    root = resolve_data_root(data_root)
+    path = root / _CANARD_DEV
+    data = read_json(path)
+    if not isinstance(data, list) or not data:
+        raise DatasetError(f"{path}: expected a non-empty JSON list")
+    dialogues: dict[str, list[dict[str, Any]]] = {}
+    for index, row in enumerate(data):
+        where = f"{path}: entry #{index + 1}"
+        dialog = _field(row, "QuAC_dialog_id", str, where)
+        _field(row, "History", list, where)
+        _field(row, "Question_no", int, where)
+        dialogues.setdefault(dialog, []).append(row)
+    items: list[dict[str, Any]] = []
+    for number, (dialog, rows) in enumerate(dialogues.items(), start=1):
+        rows.sort(key=lambda r: r["Question_no"])
+        last = rows[-1]["History"]
+        if len(last) < 2:
+            raise DatasetError(f"{path}: dialogue {dialog}: history lacks title and section")
+        answers = last[3::2]  # history: title, section, q1, a1, q2, a2, ...
+        conv: list[_Turn] = []
+        for k, row in enumerate(rows):
+            where = f"{path}: dialogue {dialog}, question {row['Question_no']}"
+            response = answers[k] if k < len(answers) else None
+            conv.append(_Turn(
+                topic=number, number=k + 1,
+                raw=_field(row, "Question", str, where).strip(),
+                human=_field(row, "Rewrite", str, where).strip(),
+                automatic=None, utterance_type=None,
+                response=str(response).strip() if response else None,
+            ))
+        items.extend(_convert("canard", conv, opening=f"{last[0]} — {last[1]}"))
+    return items
 
 
 def cast_baselines(items: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
     """Baseline queries per item (SPEC section 7), keyed by baseline name.
 
     ``raw`` (the utterance), ``prev_user`` (previous user turn prepended),
-    ``all_user`` (whole user history prepended), ``automatic`` (the set's own
+    ``all_user`` (whole user history prepended), for sets with responses
+    ``prev_exchange`` (the last user turn and its response prepended) and
+    ``all_history`` (every earlier turn prepended), ``automatic`` (the set's own
     automatic rewrite; only when every item has one, i.e. CAsT 2020) and
     ``human`` (the ceiling).
 
@@ -362,11 +480,22 @@ def cast_baselines(items: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
     'Why did garage door opener stop working?'
     """
     out: dict[str, list[str]] = {"raw": [], "prev_user": [], "all_user": []}
+    with_responses = any(t["role"] == "assistant" for item in items for t in item["prefix"])
+    if with_responses:
+        out["prev_exchange"] = []
+        out["all_history"] = []
     for item in items:
         history = [turn["content"] for turn in item["prefix"] if turn["role"] == "user"]
         out["raw"].append(item["follow_up"])
         out["prev_user"].append(" ".join([*history[-1:], item["follow_up"]]))
         out["all_user"].append(" ".join([*history, item["follow_up"]]))
+        if with_responses:
+            # the last user turn and the response after it, then the message
+            turns = item["prefix"]
+            last_user = max((k for k, t in enumerate(turns) if t["role"] == "user"), default=None)
+            tail = [t["content"] for t in turns[last_user:]] if last_user is not None else []
+            out["prev_exchange"].append(" ".join([*tail, item["follow_up"]]))
+            out["all_history"].append(" ".join([*(t["content"] for t in turns), item["follow_up"]]))
     automatic = [item.get("automatic_rewrite") for item in items]
     if items and all(isinstance(query, str) for query in automatic):
         out["automatic"] = [str(query) for query in automatic]
