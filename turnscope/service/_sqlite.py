@@ -1,0 +1,209 @@
+"""SQLite session store: the embedded default (one file, WAL mode, survives a restart)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from turnscope._exceptions import ConfigError
+from turnscope.service._exceptions import NotFound, StoreUnavailable, VersionConflict
+from turnscope.service._store import SessionMeta, SessionRecord, StoredTurn
+
+__all__ = ["SQLiteStore"]
+
+T = TypeVar("T")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    meta TEXT NOT NULL,
+    version INTEGER NOT NULL DEFAULT 0,
+    expires REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS turns (
+    session_id TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (session_id, idx)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS sessions_expires ON sessions (expires);
+"""
+
+#: how often (seconds) a process sweeps expired sessions out of the file
+_PURGE_EVERY = 60.0
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    # SQLite may already have rolled the transaction back itself (e.g. on SQLITE_FULL)
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
+
+
+class SQLiteStore:
+    """Sessions in one SQLite file, shared safely by threads and worker processes.
+
+    >>> import tempfile, os
+    >>> store = SQLiteStore(os.path.join(tempfile.mkdtemp(), "s.db"), ttl_seconds=3600)
+    >>> store.create(SessionMeta("abc", "", "default", "bundled", 0.0))
+    >>> store.load("abc").version
+    0
+
+    Each thread has its own connection (a connection is not shareable across threads).
+    An append runs in ``BEGIN IMMEDIATE``: the write lock is taken before the version is
+    read, so check-and-write is atomic across processes; it is held only for that check
+    and one insert, never while a rewrite is computed. ``synchronous=FULL`` makes a
+    committed turn survive a power cut as well as a crash.
+    """
+
+    kind = "sqlite"
+
+    def __init__(self, path: str | Path, *, ttl_seconds: float, busy_timeout: float = 30.0) -> None:
+        self.path = Path(path)
+        self.ttl = float(ttl_seconds)
+        self._busy = busy_timeout
+        self._local = threading.local()
+        self._last_purge = 0.0
+        if self.path.is_dir():
+            raise ConfigError(f"--store sqlite:{self.path}: is a directory, not a file")
+        if not self.path.parent.is_dir():
+            raise ConfigError(f"--store sqlite:{self.path}: folder {self.path.parent} does not exist")
+        conn = self._conn()
+        self._guard(lambda: conn.executescript(_SCHEMA))
+
+    # -- connections ---------------------------------------------------------------
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            try:
+                # isolation_level=None: we issue BEGIN ourselves, so we choose IMMEDIATE
+                conn = sqlite3.connect(self.path, timeout=self._busy, isolation_level=None,
+                                       check_same_thread=True)
+                conn.execute(f"PRAGMA busy_timeout = {int(self._busy * 1000)}")
+                # another process may be switching the file to WAL at this moment: retry
+                for attempt in range(50):
+                    try:
+                        conn.execute("PRAGMA journal_mode = WAL")
+                        break
+                    except sqlite3.OperationalError:
+                        if attempt == 49:
+                            raise
+                        time.sleep(0.05)
+                conn.execute("PRAGMA synchronous = FULL")
+            except sqlite3.Error as exc:
+                raise StoreUnavailable(f"cannot open the session store {self.path}: {exc}") from None
+            self._local.conn = conn
+        return conn
+
+    def _guard(self, fn: Callable[[], T]) -> T:
+        try:
+            return fn()
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(f"session store error: {exc}") from None
+
+    # -- the interface ---------------------------------------------------------------
+    def create(self, meta: SessionMeta) -> None:
+        conn = self._conn()
+        now = time.time()
+
+        def run() -> None:
+            conn.execute("INSERT INTO sessions (id, meta, version, expires) VALUES (?, ?, 0, ?)",
+                         (meta.session_id, json.dumps(meta.to_dict()), now + self.ttl))
+
+        self._guard(run)
+        if now - self._last_purge > _PURGE_EVERY:
+            self._last_purge = now
+            self._guard(lambda: self._purge(conn, now))
+
+    def _purge(self, conn: sqlite3.Connection, now: float) -> None:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            ids = [r[0] for r in conn.execute(
+                "SELECT id FROM sessions WHERE expires < ? LIMIT 1000", (now,))]
+            for sid in ids:
+                conn.execute("DELETE FROM turns WHERE session_id = ?", (sid,))
+                conn.execute("DELETE FROM sessions WHERE id = ?", (sid,))
+            conn.execute("COMMIT")
+        except BaseException:
+            _rollback(conn)
+            raise
+
+    def load(self, session_id: str, since: int = 0) -> SessionRecord | None:
+        conn = self._conn()
+
+        def run() -> SessionRecord | None:
+            # one read transaction: in WAL mode it is a snapshot, so version and turns agree
+            conn.execute("BEGIN")
+            try:
+                row = conn.execute("SELECT meta, version, expires FROM sessions WHERE id = ?",
+                                   (session_id,)).fetchone()
+                if row is None or row[2] < time.time():
+                    return None
+                rows = conn.execute(
+                    "SELECT data FROM turns WHERE session_id = ? AND idx > ? ORDER BY idx",
+                    (session_id, since)).fetchall()
+            finally:
+                if conn.in_transaction:
+                    conn.execute("COMMIT")
+            meta = SessionMeta.from_dict(json.loads(row[0]))
+            return SessionRecord(meta, int(row[1]), since, tuple(StoredTurn.from_json(r[0]) for r in rows))
+
+        return self._guard(run)
+
+    def append(self, session_id: str, expected_version: int, turn: StoredTurn) -> int:
+        if turn.index != expected_version + 1:
+            raise ValueError(f"turn index {turn.index} does not follow version {expected_version}")
+        conn = self._conn()
+
+        def run() -> int:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                now = time.time()
+                row = conn.execute("SELECT version, expires FROM sessions WHERE id = ?",
+                                   (session_id,)).fetchone()
+                if row is None or row[1] < now:
+                    raise NotFound(f"no session {session_id!r}", code="session_not_found")
+                if int(row[0]) != expected_version:
+                    raise VersionConflict(
+                        f"session is at version {row[0]}, not {expected_version}")
+                conn.execute("INSERT INTO turns (session_id, idx, data) VALUES (?, ?, ?)",
+                             (session_id, turn.index, turn.to_json()))
+                conn.execute("UPDATE sessions SET version = ?, expires = ? WHERE id = ?",
+                             (turn.index, now + self.ttl, session_id))
+                conn.execute("COMMIT")
+            except BaseException:
+                _rollback(conn)
+                raise
+            return turn.index
+
+        return self._guard(run)
+
+    def delete(self, session_id: str) -> bool:
+        conn = self._conn()
+
+        def run() -> bool:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute("DELETE FROM turns WHERE session_id = ?", (session_id,))
+                n = conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount
+                conn.execute("COMMIT")
+            except BaseException:
+                _rollback(conn)
+                raise
+            return bool(n)
+
+        return self._guard(run)
+
+    def ping(self) -> None:
+        conn = self._conn()
+        self._guard(lambda: conn.execute("SELECT 1 FROM sessions LIMIT 1").fetchall())
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
