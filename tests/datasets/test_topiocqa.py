@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 from turnscope._exceptions import DatasetError
-from turnscope.datasets import TopicTurn, load_tiage, load_topiocqa, resolve_data_root
+from turnscope.datasets import (
+    TopicTurn,
+    load_tiage,
+    load_tiage_train,
+    load_topiocqa,
+    load_topiocqa_train,
+    resolve_data_root,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -99,3 +106,88 @@ def test_topiocqa_out_of_order_turns_are_rejected(tmp_path: Path) -> None:
 def test_missing_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(DatasetError, match=r"topiocqa_dev\.json: file not found"):
         load_topiocqa(tmp_path)
+
+
+# -- train parts (what the learned shift detector is fitted on) ----------------------
+
+
+@pytest.fixture(scope="module")
+def topiocqa_train(data_root: Path) -> list[list[TopicTurn]]:
+    return load_topiocqa_train(data_root)
+
+
+def test_topiocqa_train_sizes_and_order(topiocqa_train: list[list[TopicTurn]]) -> None:
+    assert len(topiocqa_train) == 3209
+    assert sum(len(conv) for conv in topiocqa_train) == 41642
+    # the snapshot leaves out the 300 lowest-numbered conversations
+    assert topiocqa_train[0][0].conversation == 301
+    assert topiocqa_train[-1][0].conversation == 3509
+    for conv in topiocqa_train:
+        assert [t.turn for t in conv] == list(range(1, len(conv) + 1))
+        assert len({t.conversation for t in conv}) == 1
+        assert not conv[0].is_switch
+
+
+def test_topiocqa_train_first_turns(topiocqa_train: list[list[TopicTurn]]) -> None:
+    first, second = topiocqa_train[0][:2]
+    assert first == TopicTurn(
+        conversation=301,
+        turn=1,
+        question="what is the atmosphere of the planet saturn",
+        answer="The outer atmosphere of Saturn contains 96.3% molecular hydrogen and 3.25% "
+               "helium by volume",
+        topic="Saturn",
+        is_switch=False,
+    )
+    assert second.question == "how are rings formed?" and second.topic == "Saturn"
+    assert not second.is_switch
+
+
+def test_topiocqa_train_switches_follow_the_dev_rule(topiocqa_train: list[list[TopicTurn]]) -> None:
+    naive = 0
+    for conv in topiocqa_train:
+        last = ""
+        previous = None
+        for t in conv:
+            assert t.is_switch == (bool(t.topic) and bool(last) and t.topic != last)
+            if previous is not None and t.topic != previous:
+                naive += 1
+            previous = t.topic
+            last = t.topic or last
+    assert sum(t.is_switch for conv in topiocqa_train for t in conv) == 11141
+    # comparing with the empty topic of unanswerable turns would count far more
+    assert naive > 11141
+    unanswerable = [t for conv in topiocqa_train for t in conv if not t.topic]
+    assert len(unanswerable) == 3330
+    assert all(t.answer == "UNANSWERABLE" and not t.is_switch for t in unanswerable)
+
+
+def test_tiage_train(data_root: Path) -> None:
+    dialogues = load_tiage_train(data_root)
+    assert len(dialogues) == 300
+    assert sum(len(d) for d in dialogues) == 4692
+    assert sum(t.is_switch for d in dialogues for t in d) == 887
+    first = dialogues[0][:2]
+    assert first[0].question == "hey ! do you love cats ?" and not first[0].is_switch
+    assert first[1].question == "hey . . . i am a dog person , i have two"
+    assert all(not d[0].is_switch for d in dialogues)
+    assert [d[0].conversation for d in dialogues[:3]] == [1, 2, 3]
+
+
+def test_train_files_are_named_when_missing(tmp_path: Path) -> None:
+    with pytest.raises(DatasetError, match=r"topiocqa_train_part\.json: file not found"):
+        load_topiocqa_train(tmp_path)
+    with pytest.raises(DatasetError, match=r"anno_train\.json: file not found"):
+        load_tiage_train(tmp_path)
+
+
+def test_train_and_dev_are_read_by_the_same_rules(tmp_path: Path) -> None:
+    (tmp_path / "topiocqa").mkdir()
+    rows = [{"Conversation_no": 7, "Turn_no": n, "Question": f"q{n}", "Answer": a, "Topic": t}
+            for n, (a, t) in enumerate([("x", "A"), ("UNANSWERABLE", ""), ("y", "A"),
+                                        ("z", "B")], start=1)]
+    for name in ("topiocqa_dev.json", "topiocqa_train_part.json"):
+        (tmp_path / "topiocqa" / name).write_text(json.dumps(rows), encoding="utf-8")
+    dev, train = load_topiocqa(tmp_path), load_topiocqa_train(tmp_path)
+    assert dev == train
+    assert [t.is_switch for t in train[0]] == [False, False, False, True]

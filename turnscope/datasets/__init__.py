@@ -18,7 +18,13 @@ from turnscope.datasets._cast import (
     resolve_data_root,
 )
 from turnscope.datasets._textwords import STOP_WORDS, content_words, stem
-from turnscope.datasets._topiocqa import TopicTurn, load_tiage, load_topiocqa
+from turnscope.datasets._topiocqa import (
+    TopicTurn,
+    load_tiage,
+    load_tiage_train,
+    load_topiocqa,
+    load_topiocqa_train,
+)
 
 __all__ = [
     "CAST21_PARTS",
@@ -33,7 +39,9 @@ __all__ = [
     "content_words",
     "load_cast",
     "load_tiage",
+    "load_tiage_train",
     "load_topiocqa",
+    "load_topiocqa_train",
     "resolve_data_root",
     "stem",
 ]

@@ -1,4 +1,4 @@
-"""Topic-switch data: TopiOCQA dev and TIAGE dev as turn records.
+"""Topic-switch data: TopiOCQA and TIAGE (dev and train) as turn records.
 
 Both become lists of conversations of ``TopicTurn``; ``is_switch`` marks the
 turns where the topic changes, which is what the segmenters are calibrated and
@@ -14,6 +14,11 @@ TIAGE labels each utterance of a chit-chat dialogue ("1" shift, "0" no shift,
 "-1" the opening utterance). Utterances are not question/answer pairs, so each
 one is a record of its own: ``question`` holds the utterance, ``answer`` and
 ``topic`` are empty.
+
+Dev sets are for scoring; the train files (``load_topiocqa_train``: the 3,209
+conversations of TopiOCQA train in the shared snapshot; ``load_tiage_train``)
+are what the learned shift detector is fitted and calibrated on. Train and dev
+are read by the same code, so a switch means the same thing in both.
 """
 
 from __future__ import annotations
@@ -25,10 +30,12 @@ from typing import Any
 from turnscope._exceptions import DatasetError
 from turnscope.datasets._cast import read_json, resolve_data_root
 
-__all__ = ["TopicTurn", "load_tiage", "load_topiocqa"]
+__all__ = ["TopicTurn", "load_tiage", "load_tiage_train", "load_topiocqa", "load_topiocqa_train"]
 
 _TOPIOCQA_DEV = Path("topiocqa/topiocqa_dev.json")
+_TOPIOCQA_TRAIN = Path("topiocqa/topiocqa_train_part.json")
 _TIAGE_DEV = Path("tiage/anno_dev.json")
+_TIAGE_TRAIN = Path("tiage/anno_train.json")
 _TIAGE_LABELS = {"-1": False, "0": False, "1": True}
 
 
@@ -60,7 +67,22 @@ def load_topiocqa(data_root: Path | None = None) -> list[list[TopicTurn]]:
     >>> len(convs), sum(t.is_switch for c in convs for t in c)  # doctest: +SKIP
     (205, 672)
     """
-    path = resolve_data_root(data_root) / _TOPIOCQA_DEV
+    return _read_topiocqa(resolve_data_root(data_root) / _TOPIOCQA_DEV)
+
+
+def load_topiocqa_train(data_root: Path | None = None) -> list[list[TopicTurn]]:
+    """The TopiOCQA train conversations of the shared snapshot, in file order.
+
+    Same rules as :func:`load_topiocqa` (an unanswerable turn is never a switch).
+
+    >>> convs = load_topiocqa_train(Path("../shared/data"))  # doctest: +SKIP
+    >>> len(convs), sum(len(c) for c in convs)  # doctest: +SKIP
+    (3209, 41642)
+    """
+    return _read_topiocqa(resolve_data_root(data_root) / _TOPIOCQA_TRAIN)
+
+
+def _read_topiocqa(path: Path) -> list[list[TopicTurn]]:
     data = read_json(path)
     if not isinstance(data, list) or not data:
         raise DatasetError(f"{path}: expected a non-empty JSON list of turns")
@@ -106,7 +128,20 @@ def load_tiage(data_root: Path | None = None) -> list[list[TopicTurn]]:
     >>> len(dialogues), sum(t.is_switch for d in dialogues for t in d)  # doctest: +SKIP
     (100, 311)
     """
-    path = resolve_data_root(data_root) / _TIAGE_DEV
+    return _read_tiage(resolve_data_root(data_root) / _TIAGE_DEV)
+
+
+def load_tiage_train(data_root: Path | None = None) -> list[list[TopicTurn]]:
+    """TIAGE train dialogues, one record per utterance, same rules as :func:`load_tiage`.
+
+    >>> dialogues = load_tiage_train(Path("../shared/data"))  # doctest: +SKIP
+    >>> len(dialogues), sum(len(d) for d in dialogues)  # doctest: +SKIP
+    (300, 4692)
+    """
+    return _read_tiage(resolve_data_root(data_root) / _TIAGE_TRAIN)
+
+
+def _read_tiage(path: Path) -> list[list[TopicTurn]]:
     data = read_json(path)
     if not isinstance(data, dict) or not data:
         raise DatasetError(f"{path}: expected a non-empty JSON object of dialogues")
