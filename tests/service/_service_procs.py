@@ -60,6 +60,7 @@ class RedisProcess:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
+        assert REDIS_SERVER
         args = [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.dir),
                 "--save", "", "--daemonize", "no", "--protected-mode", "yes"]
         args += (["--appendonly", "yes", "--appendfsync", "always"] if self.appendonly

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from _service_procs import (
     SPEC_CONVERSATION,
     RedisProcess,
@@ -13,6 +12,7 @@ from _service_procs import (
     reference_outputs,
     run_conversation,
 )
+
 from turnscope.evaluation import check_terms
 
 STALE = ["Dublin", "eu-west-1", "SLA", "encryption"]

@@ -69,8 +69,9 @@ def serve(
         if url.startswith("sqlite:") and not url.startswith("sqlite://"):
             # absolute, so every worker opens the same file whatever its working directory
             url = "sqlite:" + str(Path(url[len("sqlite:"):]).expanduser().resolve())
-        cfg = ServiceConfig(store=url, keys=ApiKeys.load(keys) if keys is not None else None,
-                            limits=limits, **({"ttl_seconds": ttl} if ttl is not None else {}))
+        cfg = ServiceConfig(store=url, keys=ApiKeys.load(keys) if keys is not None else None, limits=limits)
+        if ttl is not None:
+            cfg = cfg.with_(ttl_seconds=ttl)
         # open the store once here: a wrong path or an unreachable Redis is a clear error now,
         # not a traceback in every worker
         probe = open_store(cfg.store, ttl_seconds=cfg.ttl_seconds)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -116,8 +117,6 @@ class RedisStore:
 
     def hit(self, bucket: str, window: float) -> int:
         """Count one request in ``bucket``'s current fixed window (shared by all workers)."""
-        import time
-
         w = int(time.time() // window)
         key = f"{self.prefix}:rl:{bucket}:{w}"
 
