@@ -17,7 +17,7 @@ from turnscope.service import CONFIG_ENV, ServiceConfig
 @pytest.fixture
 def captured(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """What `serve` hands uvicorn (the server itself is started for real by the other tests)."""
-    import uvicorn
+    from turnscope.service import _uvicorn
 
     seen: dict[str, Any] = {}
 
@@ -26,7 +26,7 @@ def captured(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 
         seen.update(kwargs, target=target, config=ServiceConfig.from_json(os.environ[CONFIG_ENV]))
 
-    monkeypatch.setattr(uvicorn, "run", fake_run)
+    monkeypatch.setattr(_uvicorn, "run_uvicorn", fake_run)
     monkeypatch.delenv(CONFIG_ENV, raising=False)
     return seen
 
@@ -37,7 +37,7 @@ def test_defaults(captured: dict[str, Any], tmp_path: Path, monkeypatch: pytest.
     r = CliRunner().invoke(app, ["serve"])
     assert r.exit_code == 0, r.output
     assert captured["host"] == "127.0.0.1" and captured["port"] == 8080 and captured["workers"] == 1
-    assert captured["factory"] is True and captured["target"] == "turnscope.service._app:app_from_env"
+    assert captured["target"] == "turnscope.service._app:app_from_env"
     cfg: ServiceConfig = captured["config"]
     assert cfg.store == "sqlite:" + str((tmp_path / "turnscope-sessions.db").resolve())
     assert cfg.keys is None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,14 @@ def test_32_clients_two_workers(store: str, tmp_path: Path) -> None:
     server = ServiceProcess(url, tmp_path / "srv", workers=2, extra=["--rate-limit", "0"])
     try:
         with server.client() as c:
+            # with 2 workers Nagle's algorithm must be off: 20 sequential requests on one
+            # connection would take 20 x ~40 ms (delayed ACKs) otherwise
+            body = {"role": "user", "content": "hi"}
+            c.post("/v1/_noop", json=body)
+            t0 = time.perf_counter()
+            for _ in range(20):
+                assert c.post("/v1/_noop", json=body).status_code == 200
+            assert time.perf_counter() - t0 < 0.5
             shared = c.post("/v1/sessions", json={"vocabulary": "cloud"}).json()["session_id"]
             own = [c.post("/v1/sessions", json={"vocabulary": "cloud"}).json()["session_id"]
                    for _ in range(CLIENTS)]

@@ -53,9 +53,7 @@ def serve(
     Example: ``turnscope serve`` (loopback:8080, SQLite, no keys), or
     ``turnscope serve --store redis://127.0.0.1:6379/0 --workers 4 --keys keys.txt``.
     """
-    # the service stack (fastapi, uvicorn, redis) loads only for this command
-    import uvicorn
-
+    # the service stack (fastapi, redis) loads only for this command
     from turnscope.service import CONFIG_ENV, ApiKeys, Limits, ServiceConfig, default_store_url, open_store
 
     try:
@@ -84,6 +82,7 @@ def serve(
     os.environ[CONFIG_ENV] = cfg.to_json()
     typer.echo(f"turnscope serve: http://{host}:{port}  store={cfg.store}  workers={workers}  "
                f"keys={'yes' if cfg.keys else 'no'}", err=True)
-    uvicorn.run("turnscope.service._app:app_from_env", factory=True, host=host, port=port,
-                workers=workers, log_level=log_level, access_log=access_log,
-                timeout_graceful_shutdown=10)
+    from turnscope.service._uvicorn import APP_FACTORY, run_uvicorn
+
+    run_uvicorn(APP_FACTORY, host=host, port=port, workers=workers, log_level=log_level,
+                access_log=access_log)
