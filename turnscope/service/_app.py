@@ -14,6 +14,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 
 from turnscope import __version__
 from turnscope._exceptions import ItemError
@@ -141,9 +142,16 @@ def create_app(config: ServiceConfig | None = None, *, store: SessionStore | Non
         field = ".".join(loc) or None
         return _error_response(InvalidField(f"{field or 'request'}: {e.get('msg')}", field=field))
 
+    @app.exception_handler(ClientDisconnect)
+    async def _gone(_: Request, exc: ClientDisconnect) -> JSONResponse:
+        # the client left while sending its body: nothing was done, and nobody reads this
+        return _error_response(BadRequest("client disconnected", code="client_disconnected"))
+
     @app.exception_handler(Exception)
     async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
-        logger.exception("unexpected error", exc_info=exc)
+        # a bug, not an input: answered in the error shape; Starlette re-raises it after this
+        # handler, so the server logs the traceback once
+        del exc
         return JSONResponse({"error": {"code": "internal", "message": "internal error", "field": None}},
                             status_code=500)
 
@@ -260,7 +268,7 @@ def create_app(config: ServiceConfig | None = None, *, store: SessionStore | Non
         if not isinstance(data, dict):
             raise InvalidField("body must be a JSON object (a follow-up item)", code="invalid_body")
         try:
-            item = parse_item(raw.decode("utf-8"))
+            item = parse_item(raw.decode("utf-8").removeprefix("\ufeff"))
         except ItemError as exc:
             # parse_item's message names the problem; pydantic's own error gives the field
             field: str | None = None

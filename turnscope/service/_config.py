@@ -50,9 +50,10 @@ DEFAULT_MAX_MESSAGE_CHARS = 16_384
 #: session's state does not admit it — the client can start a new session)
 DEFAULT_MAX_TURNS = 500
 #: requests per API key (or per client address when no keys are configured) per window
-DEFAULT_RATE_REQUESTS = 600
+#: (100 a second sustained: a chat backend calls once per turn of each of its users)
+DEFAULT_RATE_REQUESTS = 6000
 DEFAULT_RATE_WINDOW = 60.0
-#: a session untouched this long is gone (404)
+#: a session that has had no new turn for this long is gone (404)
 DEFAULT_TTL_SECONDS = 7 * 24 * 3600
 #: how long an append keeps retrying after losing a version race before answering 409
 DEFAULT_APPEND_DEADLINE = 30.0

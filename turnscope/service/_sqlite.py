@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 import time
@@ -18,6 +19,8 @@ from turnscope.service._store import SessionMeta, SessionRecord, StoredTurn
 __all__ = ["SQLiteStore"]
 
 T = TypeVar("T")
+
+logger = logging.getLogger("turnscope.service")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -189,8 +192,9 @@ class SQLiteStore:
         return turn.index
 
     def _commit(self, batch: list[_Pending]) -> None:
-        conn = self._conn()
+        committed = False
         try:
+            conn = self._conn()
             conn.execute("BEGIN IMMEDIATE")
             try:
                 now = time.time()
@@ -209,15 +213,17 @@ class SQLiteStore:
                         conn.execute("UPDATE sessions SET version = ?, expires = ? WHERE id = ?",
                                      (p.turn.index, now + self.ttl, p.session_id))
                 conn.execute("COMMIT")
+                committed = True
             except BaseException:
                 _rollback(conn)
                 raise
-        except sqlite3.Error as exc:
-            for p in batch:
-                if p.error is None:  # nothing of this batch was committed
-                    p.error = StoreUnavailable(f"session store error: {exc}")
+        except (sqlite3.Error, StoreUnavailable) as exc:
+            logger.warning("group commit of %d turn(s) failed: %s", len(batch), exc)
         finally:
             for p in batch:
+                if not committed and p.error is None:
+                    # nothing of this batch was stored: every waiting request learns so
+                    p.error = StoreUnavailable("session store error: the turn could not be written")
                 p.done = True
 
     def delete(self, session_id: str) -> bool:
