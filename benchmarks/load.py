@@ -200,7 +200,7 @@ def main() -> None:
     if shutil.which("wrk") is None:
         sys.exit("wrk not found: apt-get install -y wrk")
 
-    console = Console()
+    console = Console(width=150)  # a full table in logs and pipes too
     results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="turnscope-load-") as d:
         tmp = Path(d)
