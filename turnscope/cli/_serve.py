@@ -16,14 +16,14 @@ __all__ = ["serve", "parse_rate_limit"]
 
 
 def parse_rate_limit(spec: str) -> tuple[int, float]:
-    """``N/SECONDS`` (``600/60``), ``N`` (per 60 s) or ``0`` (off).
+    """``N/SECONDS`` (``6000/60``), ``N`` (per 60 s) or ``0`` (off).
 
     >>> parse_rate_limit("100/10"), parse_rate_limit("0")
     ((100, 10.0), (0, 60.0))
     """
     m = re.fullmatch(r"\s*(\d+)\s*(?:/\s*(\d+(?:\.\d+)?)\s*)?", spec)
     if m is None or (m.group(2) is not None and float(m.group(2)) <= 0):
-        raise typer.BadParameter(f"expected N/SECONDS such as 600/60, or 0 to turn it off; got {spec!r}",
+        raise typer.BadParameter(f"expected N/SECONDS such as 6000/60, or 0 to turn it off; got {spec!r}",
                                  param_hint="--rate-limit")
     return int(m.group(1)), float(m.group(2) or 60.0)
 
@@ -39,8 +39,9 @@ def serve(
     keys: Annotated[Path | None, typer.Option(
         help="File of 'KEY TENANT' lines; then every request needs 'Authorization: Bearer KEY'.")] = None,
     rate_limit: Annotated[str | None, typer.Option(
-        help="Requests per key: N/SECONDS (default 600/60), 0 = off.")] = None,
-    ttl: Annotated[float | None, typer.Option(help="Seconds an idle session is kept (default 7 days).")] = None,
+        help="Requests per key: N/SECONDS (default 6000/60), 0 = off.")] = None,
+    ttl: Annotated[float | None, typer.Option(
+        help="Seconds a session is kept after its last turn (default 7 days).")] = None,
     max_turns: Annotated[int | None, typer.Option(min=1, help="Turns per session (default 500).")] = None,
     max_body: Annotated[int | None, typer.Option(min=1, help="Largest body in bytes (default 256 KiB).")] = None,
     max_message: Annotated[int | None, typer.Option(min=1, help="Longest message in characters "
