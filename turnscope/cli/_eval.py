@@ -62,18 +62,38 @@ def _load_dataset(dataset: str, data_root: Path | None, limit: int | None,
     return items[:limit] if limit else items, None, False, str(path)
 
 
+def _topic_detectors(policies: str) -> tuple[str, ...]:
+    """Segment detectors named by ``--policies`` (``segment:learned`` -> ``learned``); the
+    option's default (``default``) means every detector."""
+    from turnscope.evaluation._topic import DEFAULT_DETECTORS
+
+    names = _split_policies(policies)
+    if names == ["default"]:
+        return DEFAULT_DETECTORS
+    detectors = []
+    for name in names:
+        policy, _, detector = name.partition(":")
+        if policy != "segment" or detector not in DEFAULT_DETECTORS:
+            raise _bad(f"topic-shift sets score segment detectors, not {name!r}; valid: "
+                       + ", ".join(f"segment:{d}" for d in DEFAULT_DETECTORS), "--policies")
+        detectors.append(detector)
+    return tuple(detectors)
+
+
 def _topic(dataset: str, data_root: Path | None, limit: int | None, resamples: int, seed: int,
-           json_out: Path | None, out: Console, err: Console) -> None:
+           json_out: Path | None, out: Console, err: Console,
+           detectors: Sequence[str] | None = None) -> None:
     import json
 
     from turnscope.datasets import load_tiage, load_topiocqa
     from turnscope.evaluation import print_detection, topic_shift_eval
+    from turnscope.evaluation._topic import DEFAULT_DETECTORS
 
     convs = load_topiocqa(data_root) if dataset == "topiocqa" else load_tiage(data_root)
     convs = convs[:limit] if limit else convs
     label = "TopiOCQA dev" if dataset == "topiocqa" else "TIAGE dev"
-    scores = topic_shift_eval(convs, resamples=resamples, seed=seed, console=err,
-                              progress=err.is_terminal)
+    scores = topic_shift_eval(convs, detectors or DEFAULT_DETECTORS, resamples=resamples,
+                              seed=seed, console=err, progress=err.is_terminal)
     print_detection(scores, f"{label} ({len(convs)} conversations)", out)
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
@@ -88,7 +108,9 @@ def eval_command(
              "'tiage', or a JSONL file of follow-up items.")] = DEFAULT_DATASET,
     policies: Annotated[str, typer.Option(
         help="Comma-separated scope policies, e.g. full,window:2,segment:centroid,"
-             "segment:flag,liveness,default.")] = "default",
+             "segment:flag,liveness,default. For topiocqa/tiage: the segment detectors to "
+             "score (segment:centroid,segment:flag,segment:learned; default: all).")]
+    = "default",
     report: Annotated[Path | None, typer.Option(
         help="Write a self-contained HTML report here (and a PNG of the main chart beside "
              "it when matplotlib is installed).")] = None,
@@ -133,7 +155,8 @@ def eval_command(
                 if value is not None:
                     raise _bad(f"{flag} applies to follow-up sets, not to the topic-shift set "
                                f"{dataset!r}", flag)
-            _topic(dataset, data_root, limit, resamples, seed, json_out, out, err)
+            _topic(dataset, data_root, limit, resamples, seed, json_out, out, err,
+                   _topic_detectors(policies))
             return
         _run_followups(dataset, policies, report, gate, compare, rewriter, base_url, model,
                        timeout, data_root, retriever, corpus, vocabulary, limit, resamples, seed,

@@ -5,7 +5,8 @@ Each conversation is fed turn by turn to a :class:`Session` running the
 production: the question as a user turn, then (when the data set has one) the
 answer as an assistant turn. A turn is predicted a switch when
 
-- ``centroid``: the segment policy opened a new segment at it (``scope.topic_shift``);
+- ``centroid`` and ``learned``: the segment policy opened a new segment at it
+  (``scope.topic_shift``);
 - ``flag``: the rewrite carried ``topic_shift`` (the flag rides on the rewrite).
 
 The first turn of a conversation is not scored: there is nothing to switch
@@ -50,8 +51,8 @@ __all__ = [
     "topic_shift_eval",
 ]
 
-#: the segment detectors of SPEC section 2
-DEFAULT_DETECTORS: tuple[str, ...] = ("centroid", "flag")
+#: the segment detectors of SPEC section 2, and the learned one
+DEFAULT_DETECTORS: tuple[str, ...] = ("centroid", "flag", "learned")
 #: trivial predictors reported beside the detectors
 TOPIC_BASELINES: tuple[str, ...] = ("never", "always")
 
@@ -129,7 +130,7 @@ def detect_switches(conversation: Sequence[TopicTurn], detector: str,
             out.append(False)
             continue
         result = session.user(turn.question)
-        out.append(result.scope.topic_shift if detector == "centroid" else result.topic_shift)
+        out.append(result.topic_shift if detector == "flag" else result.scope.topic_shift)
         if turn.answer.strip():
             session.assistant(turn.answer)
     if out:

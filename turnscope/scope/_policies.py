@@ -3,7 +3,7 @@
 =============  ==============================================================
 ``full``       the whole transcript (the usual "condense the question" input)
 ``window``     the last ``w`` turns
-``segment``    the turns of the current topical segment (``centroid`` or ``flag``)
+``segment``    the turns of the current topical segment (``centroid``, ``flag``, ``learned``)
 ``liveness``   the live entity slots plus the last two turns
 ``relevant``   only the earlier exchange(s) matching a topic key in the message
 ``default``    liveness for entities, relevant-exchange for explicit backward
@@ -21,7 +21,7 @@ from turnscope.conversation import ConversationState, char_bigrams
 from turnscope.entities import Enumeration, Slot, SlotStatus, Vocabulary
 from turnscope.references import Cue, ReferenceClass
 from turnscope.scope._base import Message, Scope, ScopePolicy
-from turnscope.scope._segment import CentroidDetector, FlagDetector, SegmentDetector
+from turnscope.scope._segment import SegmentDetector, make_detector
 
 __all__ = [
     "FullPolicy",
@@ -91,12 +91,7 @@ class WindowPolicy:
 class SegmentPolicy:
     def __init__(self, detector: SegmentDetector | str = "centroid") -> None:
         if isinstance(detector, str):
-            if detector == "centroid":
-                detector = CentroidDetector()
-            elif detector == "flag":
-                detector = FlagDetector()
-            else:
-                raise ConfigError(f"unknown segment detector {detector!r}; valid: centroid, flag")
+            detector = make_detector(detector)
         self.detector = detector
 
     @property
@@ -107,7 +102,16 @@ class SegmentPolicy:
         key = f"segment_start:{self.detector.name}"
         shift = self.detector.is_shift(state, message)
         if shift:
-            state.memo[key] = message.index
+            start = message.index
+            # a detector trained on topic *drift* (TopiOCQA: "the second one", "where was
+            # he born?" move to what the last answer brought up) cuts where the subject
+            # changed, but the message still leans on that answer: when it needs context,
+            # the exchange that introduced the new subject opens the segment
+            if getattr(self.detector, "bridges", False) and message.classification.needs_context:
+                previous = state.user_turns_before(message.index, 1)
+                if previous:
+                    start = previous[0].index
+            state.memo[key] = start
         start = state.memo.get(key, 1)
         turns = tuple(range(start, state.last_index + 1))
         return Scope(self.name, turns, enumerations=_enums_in(state, set(turns)),
@@ -271,6 +275,7 @@ POLICIES: dict[str, Callable[..., ScopePolicy]] = {
     "segment": SegmentPolicy,
     "segment-centroid": lambda: SegmentPolicy("centroid"),
     "segment-flag": lambda: SegmentPolicy("flag"),
+    "segment-learned": lambda: SegmentPolicy("learned"),
     "liveness": LivenessPolicy,
     "relevant": RelevantPolicy,
     "default": DefaultPolicy,
@@ -293,7 +298,7 @@ def get_policy(spec: str | ScopePolicy) -> ScopePolicy:
     name = name.strip().lower()
     if name not in POLICIES:
         raise ConfigError(f"unknown policy {spec!r}; valid: {', '.join(policy_names())} "
-                          "(window takes :W, segment takes :centroid or :flag)")
+                          "(window takes :W, segment takes :centroid, :flag or :learned)")
     if name == "window" and arg:
         try:
             return WindowPolicy(int(arg))

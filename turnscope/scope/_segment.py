@@ -8,24 +8,34 @@ sentences around 0.7-0.8), so the threshold is calibrated per encoder
 
 ``flag``: a ``topic_shift`` boolean emitted with the rewrite itself (by an LLM
 rewriter, or by the embedded classifier's pivot / new-subject decision).
+
+``learned``: a LightGBM model over e5 similarities (to the segment centroid, the
+previous question and answer, the recent turns), new-name and message cues, with
+the decision threshold stored in its model file
+(:class:`turnscope.resolver._shift.ShiftDetector`). On TopiOCQA dev it is the one
+detector that beats "always switch" (see ``benchmarks/topic_shift.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 
 from turnscope._encoder import Encoder, default_encoder
+from turnscope._exceptions import ConfigError
 from turnscope.conversation import ConversationState
 from turnscope.scope._base import Message
 
 __all__ = [
+    "SEGMENT_DETECTORS",
     "SegmentDetector",
     "CentroidDetector",
     "FlagDetector",
+    "learned_detector",
+    "make_detector",
     "CALIBRATED_THRESHOLDS",
     "DEFAULT_CENTROID_THRESHOLD",
     "calibrate_threshold",
@@ -116,6 +126,37 @@ class FlagDetector:
             return False
         live = {s.name.casefold() for s in state.slots.current()}
         return all(m.name.casefold() not in live for m in named)
+
+
+def learned_detector() -> SegmentDetector:
+    """The learned shift detector with the shipped model (loaded on first use)."""
+    # imported here: the resolver package imports the scope package (Message), so a
+    # module-level import would be circular; the model itself loads on the first turn
+    from turnscope.resolver._shift import ShiftDetector
+
+    return ShiftDetector()
+
+
+#: detector names the ``segment`` policy accepts, with what builds each
+SEGMENT_DETECTORS: dict[str, Callable[[], SegmentDetector]] = {
+    "centroid": lambda: CentroidDetector(),
+    "flag": lambda: FlagDetector(),
+    "learned": learned_detector,
+}
+
+
+def make_detector(name: str) -> SegmentDetector:
+    """A segment detector by name (``centroid``, ``flag``, ``learned``).
+
+    >>> make_detector("flag").name
+    'flag'
+    """
+    try:
+        build = SEGMENT_DETECTORS[name]
+    except KeyError:
+        raise ConfigError(f"unknown segment detector {name!r}; valid: "
+                          f"{', '.join(SEGMENT_DETECTORS)}") from None
+    return build()
 
 
 def calibrate_threshold(similarities: Sequence[float], is_shift: Sequence[bool]) -> float:

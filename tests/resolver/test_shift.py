@@ -1,0 +1,395 @@
+"""The learned topic-shift detector: features, training on a tiny fixture, the shipped
+model, caching per turn, and the ``segment:learned`` policy."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from turnscope import Session
+from turnscope._encoder import default_encoder
+from turnscope._exceptions import ConfigError
+from turnscope.conversation import ConversationState, Role, Turn
+from turnscope.datasets import TopicTurn
+from turnscope.evaluation import detect_switches
+from turnscope.resolver._shift import (
+    CUE_FLOOR,
+    FEATURE_NAMES,
+    ShiftDetector,
+    ShiftModel,
+    ShiftTracker,
+    history_shift_probability,
+    shift_probability,
+    shipped_model,
+    shipped_model_path,
+)
+from turnscope.resolver._shift_train import (
+    embed_conversations,
+    fit_shift_model,
+    replay,
+    split_conversations,
+)
+from turnscope.scope import SegmentPolicy, get_policy
+
+TAX = [
+    ("user", "How do I file a tax return as a freelancer?"),
+    ("assistant", "Freelancers file a Schedule C with their Form 1040 and pay "
+                  "self-employment tax."),
+    ("user", "Which expenses can I deduct?"),
+    ("assistant", "Home office costs, equipment and business travel are deductible."),
+]
+
+
+class CountingEncoder:
+    """The real encoder, counting what it is asked to embed."""
+
+    def __init__(self) -> None:
+        self.inner = default_encoder()
+        self.name = self.inner.name
+        self.calls: list[str] = []
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls.extend(texts)
+        return self.inner.embed_queries(texts)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls.extend(texts)
+        return self.inner.embed_passages(texts)
+
+
+class Msg:
+    def __init__(self, index: int, text: str) -> None:
+        self.index = index
+        self.text = text
+
+
+def state_of(turns: Sequence[tuple[str, str]]) -> ConversationState:
+    """A state holding just the turns (what the detector reads of it)."""
+    state = ConversationState()
+    for i, (role, text) in enumerate(turns, start=1):
+        state.turns.append(Turn(i, Role(role), text))
+    return state
+
+
+# -- features ------------------------------------------------------------------------
+
+def unit(*xs: float) -> np.ndarray:
+    v = np.asarray(xs, dtype=np.float32)
+    return v / np.linalg.norm(v)
+
+
+def test_tracker_features_by_hand() -> None:
+    tr = ShiftTracker()
+    tr.add_user("Who directed Alien?", unit(1, 0, 0), False)
+    tr.add_assistant("Ridley Scott directed Alien in 1979.", unit(0, 1, 0))
+    f = tr.features("When was Ridley Scott born?", unit(0, 1, 0))
+    assert f.cos_prev_question == pytest.approx(0.0, abs=1e-6)
+    assert f.cos_prev_answer == pytest.approx(1.0)
+    assert f.cos_recent_max == pytest.approx(1.0)
+    assert f.cos_segment == pytest.approx(0.0, abs=1e-6)
+    # content words: ridley, scott, born -> "born" is new; all but "born" are in the answer
+    assert f.new_word_share == pytest.approx(1 / 3)
+    assert f.answer_overlap == pytest.approx(2 / 3)
+    assert f.question_overlap == 0.0
+    assert f.new_name_share == 0.0  # Ridley and Scott were both named before
+    assert f.starts_wh == 1.0 and f.third_person == 0.0 and f.change_cue == 0.0
+    assert f.turn_position == 2.0 and f.segment_turns == 1.0
+    assert f.length_words == 5.0
+
+
+def test_tracker_cues_and_missing_values() -> None:
+    tr = ShiftTracker()
+    first = tr.features("hello there", unit(1, 0))
+    # nothing to compare with: missing, not zero (the model treats them as unknown)
+    assert math.isnan(first.cos_prev_question) and math.isnan(first.cos_segment)
+    assert math.isnan(first.cos_prev_answer) and math.isnan(first.answer_overlap)
+    tr.add_user("hello there", unit(1, 0), False)
+    f = tr.features("ok different question: is it raining in Paris?", unit(0, 1))
+    assert f.change_cue == 1.0 and f.third_person == 1.0 and f.new_name_share == 1.0
+    assert math.isnan(f.cos_prev_answer)  # no answer after the last question
+    g = tr.features("what about that one?", unit(0, 1))
+    assert g.contrast_cue == 1.0 and g.demonstrative == 1.0 and g.change_cue == 0.0
+
+
+def test_segment_follows_the_decisions() -> None:
+    tr = ShiftTracker()
+    tr.add_user("a", unit(1, 0), False)
+    tr.add_user("b", unit(1, 0), False)
+    assert tr.features("c", unit(0, 1)).segment_turns == 2.0
+    tr.add_user("c", unit(0, 1), True)  # a shift: the segment restarts at c
+    f = tr.features("d", unit(0, 1))
+    assert f.segment_turns == 1.0 and f.cos_segment == pytest.approx(1.0)
+    # the conversation centroid still remembers a and b
+    assert f.cos_conversation == pytest.approx(1 / math.sqrt(5))
+
+
+# -- training on a tiny fixture ------------------------------------------------------
+
+def conv(n: int, rows: Sequence[tuple[str, str, bool]]) -> list[TopicTurn]:
+    return [TopicTurn(n, i, q, a, "", s) for i, (q, a, s) in enumerate(rows, start=1)]
+
+
+FIXTURE = [
+    conv(1, [("How do I file a tax return as a freelancer?", "Use Schedule C with Form 1040.", False),
+             ("Which expenses can I deduct?", "Home office and equipment.", False),
+             ("How do volcanoes form?", "Magma rises through the crust.", True),
+             ("Why do they erupt?", "Gas pressure builds up in the magma.", False)]),
+    conv(2, [("What is the best way to cook rice?", "Rinse it and simmer it covered.", False),
+             ("How much water should I use?", "About 1.5 cups per cup of rice.", False),
+             ("Who won the 2018 football World Cup?", "France won it.", True),
+             ("Who was their captain?", "Hugo Lloris.", False)]),
+    conv(3, [("How do I train a puppy to sit?", "Use treats and short sessions.", False),
+             ("How long does that take?", "A week or two.", False),
+             ("What causes the northern lights?", "Charged solar particles hit the air.", True),
+             ("Where can I see them?", "In Norway, Iceland or Canada.", False)]),
+    conv(4, [("What is a Roth IRA?", "A retirement account funded after tax.", False),
+             ("What is the contribution limit?", "7,000 dollars a year.", False),
+             ("How tall is Mount Everest?", "8,849 metres.", True),
+             ("Who climbed it first?", "Hillary and Tenzing in 1953.", False)]),
+    conv(5, [("How do I fix a flat bicycle tyre?", "Patch the inner tube or replace it.", False),
+             ("What tools do I need?", "Tyre levers and a pump.", False),
+             ("What is photosynthesis?", "Plants turning light into sugar.", True),
+             ("Which part of the plant does it?", "The chloroplasts in the leaves.", False)]),
+    conv(6, [("What is the capital of Japan?", "Tokyo.", False),
+             ("How many people live there?", "About 14 million.", False),
+             ("How do I reset my router?", "Hold the reset button for ten seconds.", True),
+             ("Will that delete my settings?", "Yes, it restores the factory settings.", False)]),
+    conv(7, [("Who painted the Mona Lisa?", "Leonardo da Vinci.", False),
+             ("When did he paint it?", "Between 1503 and 1519.", False),
+             ("How do I make sourdough starter?", "Mix flour and water and feed it daily.", True),
+             ("How long until it is ready?", "About a week.", False)]),
+    conv(8, [("How does a heat pump work?", "It moves heat with a refrigerant cycle.", False),
+             ("Is it cheaper than a gas boiler?", "Usually, over its lifetime.", False),
+             ("Who wrote Pride and Prejudice?", "Jane Austen.", True),
+             ("When was it published?", "In 1813.", False)]),
+]
+
+TINY_PARAMS = {"min_data_in_leaf": 2, "min_sum_hessian_in_leaf": 1e-3, "num_leaves": 4,
+               "min_data_in_bin": 1, "bagging_fraction": 1.0, "feature_fraction": 1.0}
+
+
+@pytest.fixture(scope="module")
+def tiny_model() -> ShiftModel:
+    embedded, _, _ = embed_conversations(FIXTURE, "fixture", default_encoder(), progress=False)
+    return fit_shift_model(embedded, seed=1, rounds=40, params=TINY_PARAMS).model
+
+
+def test_a_model_trained_on_a_tiny_fixture_separates_shift_from_continuation(
+        tiny_model: ShiftModel) -> None:
+    det = ShiftDetector(model=tiny_model)
+
+    def p(text: str) -> float:
+        return det.probability(state_of(TAX), Msg(5, text))
+
+    # conversations it never saw; no cue words, so the similarities must do the work
+    shifts = [p("What is the tallest mountain in Africa?"), p("Who invented the telephone?")]
+    continuations = [p("And how long does it take to get a refund?"),
+                     p("Can I deduct my laptop as an expense?")]
+    assert min(shifts) > max(continuations) + 0.2, (shifts, continuations)
+
+
+def test_fit_is_deterministic_and_round_trips(tiny_model: ShiftModel, tmp_path: Path) -> None:
+    embedded, _, _ = embed_conversations(FIXTURE, "fixture", default_encoder(), progress=False)
+    again = fit_shift_model(embedded, seed=1, rounds=40, params=TINY_PARAMS).model
+    assert again.to_text() == tiny_model.to_text()
+    path = tiny_model.save(tmp_path / "m.txt")
+    loaded = ShiftModel.load(path)
+    assert loaded.threshold == tiny_model.threshold
+    assert loaded.feature_names == FEATURE_NAMES
+    rows, _, _, _ = replay(embedded, None)
+    assert np.allclose(loaded.probabilities(rows), tiny_model.probabilities(rows))
+
+
+def test_split_keeps_conversations_whole_and_is_seeded() -> None:
+    embedded, _, _ = embed_conversations(FIXTURE, "fixture", default_encoder(), progress=False)
+    fit, held = split_conversations(embedded, seed=3)
+    assert len(fit) + len(held) == len(FIXTURE) and held and fit
+    assert {c.turns[0].conversation for c in fit}.isdisjoint(
+        {c.turns[0].conversation for c in held})
+    fit2, held2 = split_conversations(embedded, seed=3)
+    assert [c.turns[0].conversation for c in held2] == [c.turns[0].conversation for c in held]
+
+
+def test_model_file_errors(tmp_path: Path, tiny_model: ShiftModel) -> None:
+    with pytest.raises(ConfigError, match="shift model file not found"):
+        ShiftModel.load(tmp_path / "none.txt")
+    bad = tmp_path / "bad.txt"
+    bad.write_text("tree\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="not a turnscope-shift-model/1 file"):
+        ShiftModel.load(bad)
+    with pytest.raises(ConfigError, match="trained on features"):
+        ShiftModel(tiny_model.booster, 0.5, FEATURE_NAMES[:-1])
+
+
+# -- the shipped model ---------------------------------------------------------------
+
+def test_shipped_model_file() -> None:
+    path = shipped_model_path()
+    assert path.name == "shift.txt" and path.stat().st_size < 2_000_000
+    model = shipped_model()
+    assert model is shipped_model()  # parsed once per process
+    assert 0.0 < model.threshold < 1.0
+    assert model.feature_names == FEATURE_NAMES
+    data = model.header["training_data"]
+    assert set(data) == {"topiocqa-train", "tiage-train"}
+    assert data["topiocqa-train"]["file"] == "topiocqa/topiocqa_train_part.json"
+    assert "dev" not in model.header["threshold_chosen_on"]
+    assert isinstance(model.header["seed"], int)
+
+
+def test_shipped_model_prefers_an_explicit_change_of_subject() -> None:
+    shift = shift_probability(state_of(TAX), Msg(5, "ok different question: how do volcanoes form?"))
+    cont = shift_probability(state_of(TAX), Msg(5, "and how long does it take?"))
+    assert shift > cont
+    assert shift >= CUE_FLOOR  # the explicit cue is decisive
+    assert cont < shipped_model().threshold
+
+
+def test_shipped_model_without_a_cue() -> None:
+    # no cue word: only the similarities and the new-name signals can tell
+    shift = shift_probability(state_of(TAX), Msg(5, "what is the boiling point of nitrogen?"))
+    cont = shift_probability(state_of(TAX), Msg(5, "can I deduct my laptop?"))
+    assert shift > cont
+
+
+def test_first_turn_has_probability_zero() -> None:
+    assert shift_probability(ConversationState(), Msg(1, "How do volcanoes form?")) == 0.0
+
+
+# -- caching and consistency ---------------------------------------------------------
+
+def test_each_text_is_embedded_once_per_conversation() -> None:
+    enc = CountingEncoder()
+    det = ShiftDetector(encoder=enc)
+    s = Session(policy=SegmentPolicy(det))
+    texts = [TAX[0][1], TAX[1][1], TAX[2][1], TAX[3][1], "and how long does a refund take?"]
+    s.user(texts[0])
+    s.assistant(texts[1])
+    s.user(texts[2])
+    # the ranker and the rewriter asking again in the same turn cost nothing
+    before = len(enc.calls)
+    msg = Msg(3, texts[2])
+    assert det.probability(s.state, msg) == s.state.memo[next(
+        k for k in s.state.memo if k.startswith("shift:"))].probabilities[3]
+    assert len(enc.calls) == before
+    s.assistant(texts[3])
+    s.user(texts[4])
+    assert enc.calls == texts  # every user and assistant text exactly once, in order
+
+
+def test_catching_up_gives_what_scoring_every_turn_gives() -> None:
+    turns = [("user", "Who directed the film Alien?"), ("assistant", "Ridley Scott."),
+             ("user", "When was he born?"), ("assistant", "30 November 1937."),
+             ("user", "What is the capital of Peru?"), ("assistant", "Lima."),
+             ("user", "How big is it?"), ("assistant", "About 10 million people.")]
+    message = "what language do they speak there?"
+    # scored turn by turn by segment:learned ...
+    s = Session(policy="segment:learned")
+    for role, text in turns:
+        s.add(role, text)
+    live = shift_probability(s.state, Msg(9, message))
+    # ... and caught up in one go on a state built by another policy
+    cold = shift_probability(state_of(turns), Msg(9, message))
+    assert live == pytest.approx(cold, abs=1e-9)
+    assert history_shift_probability(turns, message) == pytest.approx(live, abs=1e-9)
+
+
+def test_replay_matches_the_session() -> None:
+    """Training replays conversations outside a session: it must see what a session sees."""
+    convs = FIXTURE[:3]
+    embedded, _, _ = embed_conversations(convs, "fixture", default_encoder(), progress=False)
+    model = shipped_model()
+    _, _, probs, owner = replay(embedded, model.probabilities, model.threshold)
+    for i, c in enumerate(convs):
+        det = ShiftDetector()
+        s = Session(policy=SegmentPolicy(det))
+        got = []
+        for t in c:
+            r = s.user(t.question)
+            got.append(det.probability(s.state, Msg(r.turn, t.question)))
+            s.assistant(t.answer)
+        assert np.allclose(got[1:], probs[owner == i], atol=1e-6), (got, probs[owner == i])
+
+
+# -- segment:learned -----------------------------------------------------------------
+
+def test_segment_learned_policy_opens_a_segment_at_a_pivot() -> None:
+    policy = get_policy("segment:learned")
+    assert policy.name == "segment"
+    s = Session(policy=policy)
+    for role, text in TAX:
+        s.add(role, text)
+    r = s.user("ok different question: how do volcanoes form?")
+    assert r.scope.topic_shift is True and r.scope.turns == ()
+    assert "detector=learned" in r.scope.note
+    r2 = s.user("and why do they erupt?")
+    assert r2.scope.topic_shift is False and r2.scope.turns == (5,)
+    assert get_policy("segment-learned").run.__self__.detector.name == "learned"  # type: ignore[attr-defined]
+
+
+def test_unknown_detector_names_the_valid_ones() -> None:
+    with pytest.raises(ConfigError, match="valid: centroid, flag, learned"):
+        get_policy("segment:magic")
+
+
+def test_topic_eval_runs_the_learned_detector() -> None:
+    c = conv(1, [(q, a, s) for q, a, s in [
+        ("How do I file a tax return as a freelancer?", "Use Schedule C.", False),
+        ("Which expenses can I deduct?", "Home office costs.", False),
+        ("ok different question: how do volcanoes form?", "Magma rises.", True)]])
+    preds = detect_switches(c, "learned")
+    assert preds[0] is False and preds[2] is True
+
+
+def test_cli_topic_eval_accepts_segment_learned(tmp_path: Path) -> None:
+    import typer
+
+    from turnscope.cli._eval import register
+
+    app = typer.Typer()
+
+    @app.callback()
+    def main() -> None:
+        """Keeps eval a subcommand."""
+
+    register(app)
+    runner = CliRunner()
+    res = runner.invoke(app, ["eval", "--dataset", "tiage", "--limit", "2", "--resamples", "50",
+                              "--policies", "segment:learned,segment:centroid"])
+    assert res.exit_code == 0, res.output
+    assert "learned" in res.output and "centroid" in res.output and "flag" not in res.output
+    bad = runner.invoke(app, ["eval", "--dataset", "tiage", "--policies", "window:2"])
+    assert bad.exit_code != 0
+    assert "segment:learned" in bad.output
+
+
+class AlwaysShift:
+    """A detector that cuts at every turn after the first."""
+
+    name = "always-test"
+
+    def __init__(self, bridges: bool) -> None:
+        self.bridges = bridges
+
+    def is_shift(self, state: ConversationState, message: object) -> bool:
+        return bool(state.turns)
+
+
+@pytest.mark.parametrize(("bridges", "expected"), [(True, (1, 2)), (False, ())])
+def test_a_drift_shift_keeps_the_exchange_that_introduced_the_new_subject(
+        bridges: bool, expected: tuple[int, ...]) -> None:
+    s = Session(policy=SegmentPolicy(AlwaysShift(bridges)))  # type: ignore[arg-type]
+    s.user("Which EU regions support customer-managed encryption keys?")
+    s.assistant("Frankfurt and Dublin both support CMK for data at rest.")
+    # needs context ("the second one"): a bridging detector keeps turns 1-2 in scope
+    r = s.user("What's the uptime SLA on the second one?")
+    assert r.scope.topic_shift is True and r.scope.turns == expected
+    s.assistant("Dublin is covered by the 99.95% uptime SLA.")
+    # a standalone message opens an empty segment either way
+    r = s.user("ok different question — is the billing export API paginated?")
+    assert r.scope.turns == ()

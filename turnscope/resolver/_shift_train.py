@@ -1,0 +1,574 @@
+"""Training the learned topic-shift detector (:mod:`turnscope.resolver._shift`).
+
+Run from the repository root (writes the shipped model and prints a report)::
+
+    python -m turnscope.resolver._shift_train [DATA_ROOT] [--out PATH] [--seed 13]
+
+What it does, and why:
+
+1. **Data.** A seeded subsample of TopiOCQA train (``topiocqa_train_part.json``;
+   information-seeking, a switch is a change of Wikipedia topic) plus a seeded
+   subsample of TIAGE train (chit-chat, annotated shifts). Subsampled because every
+   text costs an e5 embedding (~20-40 ms on a shared 2-core machine) and the whole
+   run, embedding included, must stay within about five minutes without a cache.
+   TopiOCQA *dev* and TIAGE *dev* are never read here: they are what the detector is
+   scored on (``benchmarks/topic_shift.py``).
+2. **Split.** Conversations (never turns: turns of one conversation are not
+   independent) are split, per source, into a fitting part and a held-out part.
+3. **Two rounds.** One feature, the cosine to the current segment's centroid,
+   depends on the detector's own earlier decisions. Round one fits on gold
+   segments (teacher forcing); round two replays the round-one model through the
+   fitting conversations, so the segment feature is fitted on segments like the
+   ones the detector itself opens at run time, and fits again on those features.
+4. **Threshold.** The decision threshold is the one that maximises F1 of the shift
+   class on the held-out part, replaying the detector as it runs (its decisions
+   shape its later segments), and is written into the model file with the model.
+
+Everything is seeded (subsample, split, LightGBM with ``deterministic`` and one
+thread), so a rerun on the same data writes the same file. Embeddings are cached
+under ``$TURNSCOPE_CACHE/shift`` (content-addressed by encoder and texts); the
+cache only saves time, the budget is met without it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from turnscope._encoder import Encoder, default_encoder
+from turnscope._exceptions import InputError
+from turnscope.datasets import TopicTurn, load_tiage_train, load_topiocqa_train, resolve_data_root
+from turnscope.resolver._shift import (
+    FEATURE_NAMES,
+    ShiftModel,
+    ShiftTracker,
+    answer_text,
+    shipped_model_path,
+)
+from turnscope.retrieval._cache import default_cache_dir
+
+__all__ = [
+    "DEFAULT_MAX_CONVERSATIONS",
+    "DEFAULT_MAX_DIALOGUES",
+    "DEFAULT_SEED",
+    "EmbeddedConversation",
+    "ShiftTrainReport",
+    "best_threshold",
+    "embed_conversations",
+    "fit_shift_model",
+    "replay",
+    "train_shift",
+]
+
+logger = logging.getLogger(__name__)
+
+#: TopiOCQA train conversations sampled (of 3,209; ~13 turns, two texts per turn)
+DEFAULT_MAX_CONVERSATIONS = 160
+#: TIAGE train dialogues sampled (of 300; ~16 utterances, one text each)
+DEFAULT_MAX_DIALOGUES = 80
+DEFAULT_SEED = 13
+#: share of each source's conversations held out for choosing the threshold
+HOLDOUT_SHARE = 0.25
+#: LightGBM settings: small trees and a slow learning rate on a few thousand rows;
+#: min_data_in_leaf keeps a leaf from resting on a handful of turns of one conversation
+LGB_PARAMS: dict[str, Any] = {
+    "objective": "binary",
+    "learning_rate": 0.05,
+    "num_leaves": 15,
+    "min_data_in_leaf": 30,
+    "feature_fraction": 0.8,
+    "bagging_fraction": 0.8,
+    "bagging_freq": 1,
+    "lambda_l2": 1.0,
+    "num_threads": 1,
+    "deterministic": True,
+    "force_row_wise": True,
+    "verbose": -1,
+}
+NUM_ROUNDS = 250
+#: candidate thresholds for the held-out F1 search: a coarse pass, then a fine pass
+#: around the best coarse value (each candidate costs a full replay)
+THRESHOLD_GRID = np.round(np.arange(0.05, 0.951, 0.05), 2)
+FINE_STEP = 0.01
+# part of every embedding-cache key: bump when what is embedded changes
+_CACHE_FORMAT = "shift-embeddings/1"
+
+
+@dataclass(frozen=True)
+class EmbeddedConversation:
+    """A conversation with its user turns and answers embedded (the tracker's input).
+
+    ``answers[i]`` is meaningful only where ``has_answer[i]``; a turn whose question
+    is blank is left out, as the evaluation harness never feeds it to a session.
+    """
+
+    source: str
+    turns: tuple[TopicTurn, ...]
+    questions: np.ndarray  # (n, dim)
+    answers: np.ndarray  # (n, dim)
+    has_answer: np.ndarray  # (n,) bool
+
+    @property
+    def labels(self) -> np.ndarray:
+        return np.asarray([t.is_switch for t in self.turns], dtype=bool)
+
+
+@dataclass(frozen=True)
+class ShiftTrainReport:
+    """What a training run did and how the model did on its held-out part."""
+
+    out_path: str
+    seed: int
+    topiocqa_conversations: int
+    tiage_dialogues: int
+    fit_turns: int
+    fit_switches: int
+    holdout_turns: int
+    holdout_switches: int
+    threshold: float
+    holdout_precision: float
+    holdout_recall: float
+    holdout_f1: float
+    holdout_f1_by_source: dict[str, float]
+    round1_holdout_f1: float
+    texts_embedded: int
+    cache_hits: int
+    embed_seconds: float
+    total_seconds: float
+    model_bytes: int
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# ------------------------------------------------------------------ embedding
+
+
+def _progress(console: Console | None, enabled: bool) -> Progress:
+    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeRemainingColumn(), console=console, disable=not enabled)
+
+
+def _texts(conv: Sequence[TopicTurn]) -> list[str]:
+    """The texts of one conversation, in the order the tracker reads them."""
+    out: list[str] = []
+    for t in conv:
+        if not t.question.strip():
+            continue
+        out.append(t.question)
+        if t.answer.strip():
+            out.append(answer_text(t.answer))
+    return out
+
+
+class _EmbeddingCache:
+    """Content-addressed ``.npy`` matrices of embedded texts, one per text list."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def path(self, encoder_name: str, texts: Sequence[str]) -> Path:
+        digest = hashlib.sha256()
+        for part in (_CACHE_FORMAT, encoder_name, *texts):
+            digest.update(part.encode("utf-8"))
+            digest.update(b"\0")
+        return self.root / "shift" / f"{digest.hexdigest()[:32]}.npy"
+
+    def load(self, encoder_name: str, texts: Sequence[str]) -> np.ndarray | None:
+        path = self.path(encoder_name, texts)
+        if not path.exists():
+            return None
+        try:
+            matrix: np.ndarray = np.load(path, allow_pickle=False)
+        except Exception as exc:  # an unreadable entry is rebuilt, whatever broke it
+            logger.warning("re-embedding: unreadable shift embedding cache %s: %s", path, exc)
+            return None
+        if matrix.ndim != 2 or matrix.shape[0] != len(texts) or not np.isfinite(matrix).all():
+            logger.warning("re-embedding: shift embedding cache %s has shape %s for %d texts",
+                           path, matrix.shape, len(texts))
+            return None
+        return matrix
+
+    def save(self, encoder_name: str, texts: Sequence[str], matrix: np.ndarray) -> None:
+        path = self.path(encoder_name, texts)
+        tmp: str | None = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # written beside the target and renamed: a reader never sees half a file
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+            with os.fdopen(fd, "wb") as fh:
+                np.save(fh, matrix.astype(np.float32), allow_pickle=False)
+            os.replace(tmp, path)
+            tmp = None
+        except OSError as exc:  # a cache that cannot be written only costs the saving
+            logger.warning("could not write shift embedding cache %s: %s", path, exc)
+        finally:
+            if tmp is not None:
+                Path(tmp).unlink(missing_ok=True)
+
+
+def embed_conversations(
+    conversations: Sequence[Sequence[TopicTurn]],
+    source: str,
+    encoder: Encoder,
+    *,
+    cache_dir: Path | None = None,
+    progress: bool = True,
+    console: Console | None = None,
+) -> tuple[list[EmbeddedConversation], int, int]:
+    """Embed every question and answer once; (conversations, texts embedded, cache hits).
+
+    With ``cache_dir`` the whole batch is looked up (and stored) as one entry keyed
+    by the encoder and the exact texts.
+    """
+    per_conv = [_texts(c) for c in conversations]
+    flat = [t for texts in per_conv for t in texts]
+    cache = _EmbeddingCache(cache_dir) if cache_dir is not None else None
+    matrix = cache.load(encoder.name, flat) if cache is not None else None
+    hits = len(flat) if matrix is not None else 0
+    if matrix is None:
+        rows: list[np.ndarray] = []
+        with _progress(console, progress) as bar:
+            task = bar.add_task(f"embedding {source}", total=len(flat))
+            # batches of one conversation: the bar moves, and the encoder's per-call
+            # cost is paid per conversation, not per text
+            for texts in per_conv:
+                if texts:
+                    rows.append(encoder.embed_queries(texts))
+                bar.advance(task, len(texts))
+        dim = rows[0].shape[1] if rows else 0
+        matrix = np.concatenate(rows).astype(np.float32) if rows else np.zeros((0, dim), np.float32)
+        if cache is not None:
+            cache.save(encoder.name, flat, matrix)
+    out: list[EmbeddedConversation] = []
+    pos = 0
+    for conv in conversations:
+        turns = [t for t in conv if t.question.strip()]
+        dim = matrix.shape[1]
+        q = np.zeros((len(turns), dim), np.float32)
+        a = np.zeros((len(turns), dim), np.float32)
+        has = np.zeros(len(turns), dtype=bool)
+        for i, t in enumerate(turns):
+            q[i] = matrix[pos]
+            pos += 1
+            if t.answer.strip():
+                a[i] = matrix[pos]
+                has[i] = True
+                pos += 1
+        out.append(EmbeddedConversation(source, tuple(turns), q, a, has))
+    return out, len(flat) - hits, hits
+
+
+# --------------------------------------------------------------------- replay
+
+#: scores a batch of feature rows (n, len(FEATURE_NAMES)) -> probabilities (n,)
+Scorer = Callable[[np.ndarray], np.ndarray]
+
+
+def replay(
+    conversations: Sequence[EmbeddedConversation],
+    scorer: Scorer | None,
+    threshold: float = 0.5,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Run the detector through conversations as a session would.
+
+    Returns (features, labels, probabilities, conversation index) for every user
+    turn after the first. With ``scorer=None`` the segment follows the gold labels
+    (teacher forcing) and the probabilities are zeros; otherwise it follows the
+    detector's own decisions ``p >= threshold``. Conversations advance in lock-step,
+    one turn position at a time, so the model is called once per position for all
+    of them rather than once per turn.
+    """
+    trackers = [ShiftTracker() for _ in conversations]
+    longest = max((len(c.turns) for c in conversations), default=0)
+    feats: list[np.ndarray] = []
+    labels: list[bool] = []
+    probs: list[np.ndarray] = []
+    owner: list[int] = []
+    for k in range(longest):
+        live = [i for i, c in enumerate(conversations) if k < len(c.turns)]
+        decisions: dict[int, bool] = {}
+        if k > 0:
+            rows = np.stack([trackers[i].features(conversations[i].turns[k].question,
+                                                  conversations[i].questions[k]).as_row()
+                             for i in live])
+            gold = np.asarray([conversations[i].turns[k].is_switch for i in live])
+            p = scorer(rows) if scorer is not None else np.zeros(len(live))
+            decided = p >= threshold if scorer is not None else gold
+            decisions = {i: bool(d) for i, d in zip(live, decided, strict=True)}
+            feats.append(rows)
+            labels.extend(bool(g) for g in gold)
+            probs.append(p)
+            owner.extend(live)
+        for i in live:
+            c = conversations[i]
+            trackers[i].add_user(c.turns[k].question, c.questions[k], decisions.get(i, False))
+            if c.has_answer[k]:
+                trackers[i].add_assistant(c.turns[k].answer, c.answers[k])
+    width = len(FEATURE_NAMES)
+    return (np.concatenate(feats) if feats else np.zeros((0, width)),
+            np.asarray(labels, dtype=bool),
+            np.concatenate(probs) if probs else np.zeros(0),
+            np.asarray(owner, dtype=np.int64))
+
+
+def _prf(pred: np.ndarray, gold: np.ndarray) -> tuple[float, float, float]:
+    tp = float(np.sum(pred & gold))
+    fp = float(np.sum(pred & ~gold))
+    fn = float(np.sum(~pred & gold))
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    f1 = 2 * tp / (2 * tp + fp + fn) if tp else 0.0
+    return precision, recall, f1
+
+
+def best_threshold(
+    conversations: Sequence[EmbeddedConversation],
+    scorer: Scorer,
+    grid: Iterable[float] = THRESHOLD_GRID,
+) -> tuple[float, tuple[float, float, float]]:
+    """The threshold with the best replayed F1 on ``conversations``, and its (P, R, F1).
+
+    Each candidate is replayed, not just applied to fixed probabilities: where the
+    detector cuts changes the segments it compares later turns with. The coarse
+    ``grid`` is refined in steps of :data:`FINE_STEP` around its best value. Ties go
+    to the lowest threshold, so the search is deterministic.
+    """
+    scores: dict[float, tuple[float, float, float]] = {}
+
+    def score(t: float) -> None:
+        t = round(t, 4)
+        if t not in scores and 0.0 < t < 1.0:
+            _, gold, probs, _ = replay(conversations, scorer, t)
+            scores[t] = _prf(probs >= t, gold)
+
+    def best() -> float:
+        return min(scores, key=lambda t: (-scores[t][2], t))
+
+    coarse = sorted(float(t) for t in grid)
+    for t in coarse:
+        score(t)
+    step = min((b - a for a, b in zip(coarse, coarse[1:], strict=False)), default=0.0)
+    centre = best()
+    for k in range(1, int(round(step / FINE_STEP))):
+        score(centre - k * FINE_STEP)
+        score(centre + k * FINE_STEP)
+    t = best()
+    return t, scores[t]
+
+
+# ------------------------------------------------------------------------ fit
+
+
+def _booster(rows: np.ndarray, labels: np.ndarray, seed: int, rounds: int,
+             overrides: Mapping[str, Any] | None = None) -> Any:
+    import lightgbm
+
+    params = dict(LGB_PARAMS, **(overrides or {}))
+    params.update(seed=seed, bagging_seed=seed, feature_fraction_seed=seed,
+                  data_random_seed=seed)
+    data = lightgbm.Dataset(rows, label=labels.astype(np.float64),
+                            feature_name=list(FEATURE_NAMES), free_raw_data=True)
+    return lightgbm.train(params, data, num_boost_round=rounds)
+
+
+def _scorer(booster: Any) -> Scorer:
+    # a provisional model with a dummy threshold: the scorer must add the cue rule, as
+    # the shipped model does
+    model = ShiftModel(booster, 0.5, FEATURE_NAMES)
+    return model.probabilities
+
+
+def split_conversations(
+    conversations: Sequence[EmbeddedConversation], seed: int, holdout_share: float = HOLDOUT_SHARE,
+) -> tuple[list[EmbeddedConversation], list[EmbeddedConversation]]:
+    """(fit, held out), split per source so both parts hold both kinds of dialogue."""
+    rng = np.random.default_rng(seed)
+    fit: list[EmbeddedConversation] = []
+    held: list[EmbeddedConversation] = []
+    for source in sorted({c.source for c in conversations}):
+        group = [c for c in conversations if c.source == source]
+        n_held = int(round(len(group) * holdout_share))
+        if len(group) >= 2:
+            n_held = min(max(1, n_held), len(group) - 1)
+        order = rng.permutation(len(group))
+        held_idx = set(order[:n_held].tolist())
+        for i, c in enumerate(group):
+            (held if i in held_idx else fit).append(c)
+    return fit, held
+
+
+@dataclass(frozen=True)
+class FitResult:
+    model: ShiftModel
+    fit_turns: int
+    fit_switches: int
+    holdout_turns: int
+    holdout_switches: int
+    holdout_prf: tuple[float, float, float]
+    holdout_f1_by_source: dict[str, float]
+    round1_holdout_f1: float
+
+
+def fit_shift_model(
+    conversations: Sequence[EmbeddedConversation],
+    *,
+    seed: int = DEFAULT_SEED,
+    rounds: int = NUM_ROUNDS,
+    holdout_share: float = HOLDOUT_SHARE,
+    header: dict[str, Any] | None = None,
+    params: Mapping[str, Any] | None = None,
+) -> FitResult:
+    """Fit the booster in two rounds and choose its threshold on the held-out part.
+
+    ``params`` overrides entries of :data:`LGB_PARAMS` (a tiny test set needs smaller
+    leaves); seeds always come from ``seed``.
+    """
+    fit, held = split_conversations(conversations, seed, holdout_share)
+    if not fit or not held:
+        raise InputError("training needs at least two conversations (one to fit, one held out)")
+    rows, gold, _, _ = replay(fit, None)
+    if gold.all() or not gold.any():
+        raise InputError("training needs both shift and non-shift turns after the first")
+    # round one: segments from the gold labels
+    b1 = _booster(rows, gold, seed, rounds, params)
+    t1, prf1 = best_threshold(held, _scorer(b1))
+    # round two: segments as the round-one detector opens them
+    rows2, gold2, _, _ = replay(fit, _scorer(b1), t1)
+    b2 = _booster(rows2, gold2, seed, rounds, params)
+    t2, prf2 = best_threshold(held, _scorer(b2))
+    booster, threshold, prf = (b2, t2, prf2) if prf2[2] >= prf1[2] else (b1, t1, prf1)
+    _, held_gold, held_p, owner = replay(held, _scorer(booster), threshold)
+    by_source: dict[str, float] = {}
+    for source in sorted({c.source for c in held}):
+        mask = np.asarray([held[i].source == source for i in owner], dtype=bool)
+        by_source[source] = _prf(held_p[mask] >= threshold, held_gold[mask])[2]
+    meta = dict(header or {})
+    meta.update(seed=seed, rounds=rounds, lgb_params=dict(LGB_PARAMS, **(params or {})),
+                fit_turns=int(len(gold)), fit_switches=int(gold.sum()),
+                holdout_turns=int(len(held_gold)), holdout_switches=int(held_gold.sum()),
+                holdout_precision=round(prf[0], 4), holdout_recall=round(prf[1], 4),
+                holdout_f1=round(prf[2], 4),
+                holdout_f1_by_source={k: round(v, 4) for k, v in by_source.items()},
+                round1_holdout_f1=round(prf1[2], 4),
+                selected_round=2 if booster is b2 else 1)
+    model = ShiftModel(booster, threshold, FEATURE_NAMES, meta)
+    return FitResult(model, int(len(gold)), int(gold.sum()), int(len(held_gold)),
+                     int(held_gold.sum()), prf, by_source, prf1[2])
+
+
+# ---------------------------------------------------------------------- train
+
+
+def _sample(items: Sequence[Any], n: int | None, rng: np.random.Generator) -> list[Any]:
+    if n is None or n >= len(items):
+        return list(items)
+    picked = np.sort(rng.choice(len(items), size=n, replace=False))
+    return [items[int(i)] for i in picked]
+
+
+def train_shift(
+    data_root: Path | None = None,
+    out_path: Path | None = None,
+    *,
+    seed: int = DEFAULT_SEED,
+    max_conversations: int | None = DEFAULT_MAX_CONVERSATIONS,
+    max_dialogues: int | None = DEFAULT_MAX_DIALOGUES,
+    cache_dir: Path | None = None,
+    use_cache: bool = True,
+    encoder: Encoder | None = None,
+    progress: bool = True,
+    console: Console | None = None,
+) -> ShiftTrainReport:
+    """Train the shift detector on TopiOCQA train + TIAGE train and write the model file.
+
+    ``out_path`` defaults to the shipped model (``turnscope/data/models/shift.txt``);
+    ``cache_dir`` to ``$TURNSCOPE_CACHE`` (``use_cache=False`` embeds everything
+    afresh, which is what the five-minute budget is measured on).
+
+    >>> report = train_shift(Path("../shared/data"), Path("/tmp/shift.txt"))  # doctest: +SKIP
+    >>> round(report.threshold, 2), report.holdout_f1 > 0.5                   # doctest: +SKIP
+    """
+    start = time.perf_counter()
+    root = resolve_data_root(data_root)
+    out = Path(out_path) if out_path is not None else shipped_model_path()
+    enc = encoder or default_encoder()
+    cache = (cache_dir or default_cache_dir()) if use_cache else None
+    rng = np.random.default_rng(seed)
+    topio = _sample(load_topiocqa_train(root), max_conversations, rng)
+    tiage = _sample(load_tiage_train(root), max_dialogues, rng)
+    t0 = time.perf_counter()
+    embedded: list[EmbeddedConversation] = []
+    texts = hits = 0
+    for name, convs in (("topiocqa-train", topio), ("tiage-train", tiage)):
+        got, n_new, n_hit = embed_conversations(convs, name, enc, cache_dir=cache,
+                                                progress=progress, console=console)
+        embedded += got
+        texts += n_new
+        hits += n_hit
+    embed_seconds = time.perf_counter() - t0
+    header = {
+        "encoder": enc.name,
+        "training_data": {
+            "topiocqa-train": {"file": "topiocqa/topiocqa_train_part.json",
+                               "conversations": len(topio),
+                               "ids": [c[0].conversation for c in topio]},
+            "tiage-train": {"file": "tiage/anno_train.json", "dialogues": len(tiage),
+                            "ids": [c[0].conversation for c in tiage]},
+        },
+        "holdout_share": HOLDOUT_SHARE,
+        "threshold_chosen_on": "held-out part of the training conversations (replayed F1)",
+    }
+    result = fit_shift_model(embedded, seed=seed, header=header)
+    result.model.save(out)
+    total = time.perf_counter() - start
+    return ShiftTrainReport(
+        out_path=str(out), seed=seed, topiocqa_conversations=len(topio),
+        tiage_dialogues=len(tiage), fit_turns=result.fit_turns,
+        fit_switches=result.fit_switches, holdout_turns=result.holdout_turns,
+        holdout_switches=result.holdout_switches, threshold=result.model.threshold,
+        holdout_precision=result.holdout_prf[0], holdout_recall=result.holdout_prf[1],
+        holdout_f1=result.holdout_prf[2], holdout_f1_by_source=result.holdout_f1_by_source,
+        round1_holdout_f1=result.round1_holdout_f1, texts_embedded=texts, cache_hits=hits,
+        embed_seconds=round(embed_seconds, 2), total_seconds=round(total, 2),
+        model_bytes=out.stat().st_size)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Train the learned topic-shift detector.")
+    parser.add_argument("data_root", nargs="?", type=Path, default=None)
+    parser.add_argument("--out", type=Path, default=None, help="model file (default: shipped)")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    parser.add_argument("--max-conversations", type=int, default=DEFAULT_MAX_CONVERSATIONS)
+    parser.add_argument("--max-dialogues", type=int, default=DEFAULT_MAX_DIALOGUES)
+    parser.add_argument("--no-cache", action="store_true", help="embed everything afresh")
+    args = parser.parse_args(argv)
+    # OpenMP threads that spin while they wait make e5 several times slower when the
+    # two cores are shared with another job; passive waiting costs nothing when they
+    # are not. Only effective before the encoder is loaded, hence here, in the command.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    console = Console(stderr=True)
+    report = train_shift(args.data_root, args.out, seed=args.seed,
+                         max_conversations=args.max_conversations,
+                         max_dialogues=args.max_dialogues, use_cache=not args.no_cache,
+                         console=console, progress=console.is_terminal)
+    print(json.dumps(report.to_json(), indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
