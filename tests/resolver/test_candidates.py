@@ -1,0 +1,42 @@
+from turnscope.resolver import HistoryTurn, candidates
+from turnscope.resolver._candidates import key_of, sentences
+
+
+def _h(*turns: tuple[str, str]) -> list[HistoryTurn]:
+    return [HistoryTurn(i + 1, role, text) for i, (role, text) in enumerate(turns)]
+
+
+def test_chunks_are_noun_phrases_not_verbs_or_function_words() -> None:
+    cands = candidates(_h(("user", "What are the types of breast cancer?"),
+                          ("assistant", "Ductal carcinoma begins in the milk duct.")))
+    texts = {c.text for c in cands}
+    assert {"breast cancer", "Ductal carcinoma", "milk duct"} <= texts
+    assert not any(t.split()[0].lower() in {"the", "of", "what", "begins"} for t in texts)
+
+
+def test_capitalised_name_keeps_its_glue_words() -> None:
+    cands = candidates(_h(("assistant", "The band was called the Mothers of Invention.")))
+    assert "Mothers of Invention" in {c.text for c in cands}
+
+
+def test_mentions_merge_by_stem_and_keep_every_turn() -> None:
+    cands = candidates(_h(("user", "Tell me about sharks."), ("assistant", "A shark is a fish."),
+                          ("user", "Are sharks endangered?")))
+    shark = next(c for c in cands if c.key == key_of("shark"))
+    assert {m.turn for m in shark.mentions} == {1, 2, 3}
+    assert shark.last.turn == 3 and shark.last.role == "user"
+
+
+def test_list_items_are_marked() -> None:
+    cands = candidates(_h(("assistant", "Options:\n1. Acer Aspire 5\n2. Lenovo IdeaPad 3")))
+    listed = {c.text for c in cands if any(m.in_list for m in c.mentions)}
+    assert {"Acer Aspire 5", "Lenovo IdeaPad 3"} <= listed
+
+
+def test_sentences_split_on_ends_and_lines() -> None:
+    assert sentences("One. Two is here!\n- three") == ["One.", "Two is here!", "- three"]
+
+
+def test_candidates_are_bounded() -> None:
+    long = " ".join(f"Name{i} Thing{i}." for i in range(400))
+    assert len(candidates(_h(("assistant", long)), max_candidates=50)) == 50

@@ -1,0 +1,37 @@
+from turnscope.resolver import realize
+
+
+def test_pronoun_is_substituted() -> None:
+    assert realize("How deadly is it?", ["lobular carcinoma"]) == (
+        "How deadly is lobular carcinoma?", ["lobular carcinoma"])
+
+
+def test_possessive_pronoun_takes_apostrophe_s() -> None:
+    q, carried = realize("What is their best album?", ["the Grateful Dead"])
+    assert q == "What is the Grateful Dead's best album?"
+    assert carried == ["the Grateful Dead"]
+
+
+def test_sentence_initial_substitution_is_capitalised() -> None:
+    assert realize("they split up when?", ["zappa"])[0] == "Zappa split up when?"
+
+
+def test_without_pronoun_phrases_attach_before_the_question_mark() -> None:
+    assert realize("What about the side effects?", ["tamoxifen"]) == (
+        "What about the side effects (tamoxifen)?", ["tamoxifen"])
+
+
+def test_determiner_that_is_not_a_pronoun() -> None:
+    q, _ = realize("Is that treatment safe?", ["tamoxifen"])
+    assert q == "Is that treatment safe (tamoxifen)?"
+
+
+def test_nothing_carried_leaves_the_message_alone() -> None:
+    assert realize("  Is the billing export API paginated?  ", []) == (
+        "Is the billing export API paginated?", [])
+
+
+def test_the_message_is_never_cut() -> None:
+    msg = "Why did it stop, and what did the critics say?"
+    q, _ = realize(msg, ["the tour", "1969"])
+    assert "what did the critics say" in q and "the tour" in q and "1969" in q

@@ -1,0 +1,195 @@
+"""Candidate phrases: what an earlier turn could lend the latest message.
+
+A candidate is a noun chunk of an earlier user or assistant turn: a maximal run
+of words that are not function words or common verbs (how a reader finds noun
+phrases without a tagger), with "of", "and", "de", "the" allowed inside a run of
+capitalised words ("Mothers of Invention", "Lewis and Clark"). Items of lists
+("1. Ductal carcinoma", "A, B or C") are chunks like any other; they carry an
+``in_list`` mark. Mentions of the same phrase (same content-word stems) are merged,
+so a candidate knows every turn, role and sentence it occurred in.
+
+English only: the learned ranker was trained on English conversations.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from turnscope.datasets._textwords import STOP_WORDS, stem
+from turnscope.entities._lexicon import (
+    ADVERBS,
+    AUXILIARIES,
+    CONJUNCTIONS,
+    DETERMINERS,
+    PREPOSITIONS,
+    PRONOUNS,
+    VERBS,
+    WH_WORDS,
+)
+
+__all__ = ["Candidate", "HistoryTurn", "Mention", "candidates", "key_of", "sentences"]
+
+#: words that never start, end or sit inside a chunk (closed classes + frequent verbs)
+_BREAK = (STOP_WORDS | DETERMINERS | PRONOUNS | PREPOSITIONS | AUXILIARIES | CONJUNCTIONS
+          | WH_WORDS | ADVERBS)
+#: words that may join two capitalised parts of one name
+_NAME_GLUE = frozenset("of and de the du von van da la le del for on".split())
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-]*(?:['’]s)?|[^\sA-Za-z0-9]")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+|(?<=:)\s+(?=[A-Z])")
+_LIST_LINE = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+#: the longest chunk kept whole; longer runs are sentence fragments, not phrases
+DEFAULT_MAX_WORDS = 5
+#: how many candidates one message weighs at most (newest first): bounds the cost of a turn
+DEFAULT_MAX_CANDIDATES = 120
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryTurn:
+    """An earlier turn as the resolver sees it."""
+
+    index: int  # turn number in the conversation (1-based)
+    role: str  # "user" or "assistant"
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    turn: int
+    role: str
+    sentence: int  # index of the sentence within its turn
+    sentence_text: str
+    in_list: bool
+
+
+@dataclass
+class Candidate:
+    """One phrase with every mention of it (merged by content-word stems)."""
+
+    text: str
+    key: frozenset[str]
+    capitalised: bool
+    mentions: list[Mention] = field(default_factory=list)
+
+    @property
+    def last(self) -> Mention:
+        return max(self.mentions, key=lambda m: (m.turn, -m.sentence))
+
+    @property
+    def first(self) -> Mention:
+        return min(self.mentions, key=lambda m: (m.turn, m.sentence))
+
+    @property
+    def words(self) -> int:
+        return len(self.text.split())
+
+
+def key_of(text: str) -> frozenset[str]:
+    """The stems of the content words of ``text`` (SPEC section 7 tokens)."""
+    from turnscope.datasets._textwords import tokens
+
+    return frozenset(s for _, s in tokens(text))
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences of a turn; list lines are sentences of their own."""
+    out: list[str] = []
+    for line in text.splitlines():
+        if _LIST_LINE.match(line):
+            out.append(line.strip())  # a list line is one item, whatever its dots
+            continue
+        for part in _SENTENCE.split(line):
+            part = part.strip()
+            if part:
+                out.append(part)
+    return out
+
+
+def _is_verb(word: str) -> bool:
+    lw = word.lower()
+    if lw in VERBS:
+        return True
+    # participles and gerunds of verbs the list has in base form ("opened", "wounding")
+    for suffix in ("ed", "ing", "es", "s"):
+        if lw.endswith(suffix) and lw[: -len(suffix)] in VERBS:
+            return True
+    return False
+
+
+def _chunks(sentence: str, max_words: int) -> list[tuple[str, bool]]:
+    """Noun chunks of one sentence, with whether they are capitalised names."""
+    toks = [m.group() for m in _TOKEN.finditer(sentence)]
+    out: list[tuple[str, bool]] = []
+    run: list[str] = []
+    caps: list[bool] = []
+
+    def flush() -> None:
+        # a run ends in its noun: trailing glue words go, and so does a trailing participle
+        # after a noun ("are sharks endangered" is about sharks)
+        while run and (run[-1].lower() in _NAME_GLUE
+                       or (len(run) > 1 and run[-1].islower() and run[-1].endswith("ed"))):
+            run.pop()
+            caps.pop()
+        if run:
+            if len(run) > max_words:
+                # a long run is a fragment; its head end is the phrase ("... breast cancer")
+                del run[: len(run) - max_words]
+                del caps[: len(caps) - max_words]
+            out.append((" ".join(run), any(caps)))
+        run.clear()
+        caps.clear()
+
+    for i, tok in enumerate(toks):
+        if not tok[0].isalnum():
+            if tok not in "-&" or not run:
+                flush()
+            continue
+        word = re.sub(r"['’]s$", "", tok)
+        lw = word.lower()
+        capital = word[0].isupper() and i > 0 and toks[i - 1] not in ".!?:\"“(-*•"
+        if lw in _NAME_GLUE and run and caps[-1] and i + 1 < len(toks) and toks[i + 1][:1].isupper():
+            run.append(word)
+            caps.append(False)
+            continue
+        if word.isdigit() and run:
+            run.append(word)  # "Aspire 5", "Model 3": a number inside a name
+            caps.append(False)
+            continue
+        if lw in _BREAK or (not capital and _is_verb(word)) or len(word) < 2:
+            flush()
+            continue
+        run.append(word)
+        caps.append(capital or (word.isupper() and len(word) > 1))
+        if tok != word:  # a possessive ends the phrase it belongs to
+            flush()
+    flush()
+    return out
+
+
+def candidates(history: Sequence[HistoryTurn], *, max_words: int = DEFAULT_MAX_WORDS,
+               max_candidates: int = DEFAULT_MAX_CANDIDATES) -> list[Candidate]:
+    """Candidate phrases of ``history`` (oldest turn first), newest first, merged by stems.
+
+    >>> h = [HistoryTurn(1, "user", "What are the types of breast cancer?"),
+    ...      HistoryTurn(2, "assistant", "Ductal carcinoma and lobular carcinoma.")]
+    >>> [c.text for c in candidates(h)]
+    ['lobular carcinoma', 'Ductal carcinoma', 'breast cancer', 'types']
+    """
+    by_key: dict[frozenset[str], Candidate] = {}
+    for turn in reversed(history):
+        sents = sentences(turn.text) if turn.role == "assistant" else [turn.text.strip()]
+        for s_idx, sent in enumerate(sents):
+            listed = bool(_LIST_LINE.match(sent)) or sent.count(",") >= 2
+            for text, capital in reversed(_chunks(sent, max_words)):
+                key = key_of(text)
+                if not key:
+                    continue
+                cand = by_key.get(key)
+                if cand is None:
+                    if len(by_key) >= max_candidates:
+                        continue
+                    cand = by_key[key] = Candidate(text, key, capital)
+                cand.capitalised = cand.capitalised or capital
+                cand.mentions.append(Mention(turn.index, turn.role, s_idx, sent, listed))
+    return list(by_key.values())
