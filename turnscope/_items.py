@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -19,6 +19,7 @@ __all__ = [
     "FollowUpItem",
     "read_items",
     "load_items",
+    "replay_conversations",
     "rewrite_item",
 ]
 
@@ -129,3 +130,29 @@ def rewrite_item(item: FollowUpItem, make_session: Callable[[], Session]) -> Tur
     for t in item.prefix:
         session.add(t.role, t.content, t.screen.model_dump() if t.screen else None)
     return session.user(item.follow_up, screen=item.screen.model_dump() if item.screen else None)
+
+
+def replay_conversations(items: Sequence[Mapping[str, Any]], make_session: Callable[[], Session],
+                         advance: Callable[[int], None] | None = None) -> list[TurnResult]:
+    """The rewrite of every item's follow-up, replaying each conversation once.
+
+    Items of one conversation (same ``conversation`` field, in turn order, each prefix
+    extending the one before) share one session, which sees every earlier turn as a chat
+    backend would feed it; an item without ``conversation`` gets a session of its own.
+    """
+    out: list[TurnResult] = []
+    session: Session | None = None
+    conv: object = None
+    fed = 0
+    for item in items:
+        if item.get("conversation") is None or item.get("conversation") != conv \
+                or session is None or len(item["prefix"]) < fed:
+            session, conv, fed = make_session(), item.get("conversation"), 0
+        for turn in item["prefix"][fed:]:
+            session.add(turn["role"], turn["content"], turn.get("screen"))
+        fed = len(item["prefix"])
+        out.append(session.user(item["follow_up"], screen=item.get("screen")))
+        fed += 1
+        if advance is not None:
+            advance(1)
+    return out

@@ -19,6 +19,7 @@ from turnscope.conversation import (
 )
 from turnscope.entities import EntityExtractor, LivenessConfig, Mention, SlotTable, Vocabulary
 from turnscope.references import anchors, classify
+from turnscope.resolver import Resolver
 from turnscope.rewriters._base import Rewriter, RewriteRequest, RewriteResult
 from turnscope.rewriters._embedded import EmbeddedRewriter
 from turnscope.scope import Message, Scope, ScopePolicy, get_policy
@@ -44,6 +45,8 @@ class TurnResult:
     leaks: tuple[str, ...] = ()
     slot_table: tuple[dict[str, object], ...] = ()
     trace: Mapping[str, object] = field(default_factory=dict)
+    #: what the rewrite brought in from earlier turns or the screen, in query order
+    carried: tuple[str, ...] = ()
 
     def to_output(self, item_id: str | None = None) -> dict[str, Any]:
         """The SPEC section 4 rewrite-output object."""
@@ -59,6 +62,7 @@ class TurnResult:
             "backend": self.backend,
             "fallback": self.fallback,
             "fallback_reason": self.fallback_reason,
+            "carried": list(self.carried),
         })
         if self.leaks:
             out["leaks"] = list(self.leaks)
@@ -84,7 +88,9 @@ class Session:
 
     ``policy`` is a name (``default``, ``full``, ``window:2``, ``segment:flag``…) or a
     :class:`~turnscope.scope.ScopePolicy`; ``rewriter`` any :class:`Rewriter`
-    (the embedded one by default). When a configured rewriter fails, the
+    (the embedded one by default); ``resolver`` the learned resolver the embedded
+    rewriter consults (the shipped model by default; ``None`` for rules only). When a
+    configured rewriter fails, the
     embedded rewriter answers and the result says so (``fallback``).
     """
 
@@ -96,13 +102,14 @@ class Session:
         vocabulary: Vocabulary | None = None,
         liveness: LivenessConfig | None = None,
         extractor: EntityExtractor | None = None,
+        resolver: Resolver | None | str = "default",
     ) -> None:
         self.extractor = extractor or EntityExtractor(vocabulary)
         self.policy = get_policy(policy)
         use_vocab = getattr(self.policy, "use_vocabulary", None)
         if callable(use_vocab):
             use_vocab(self.extractor.vocabulary)
-        self.embedded = EmbeddedRewriter(self.extractor)
+        self.embedded = EmbeddedRewriter(self.extractor, resolver=resolver)
         self.rewriter: Rewriter = rewriter or self.embedded
         # a backend that canonicalises entity names wants the session's vocabulary
         bind = getattr(self.rewriter, "use_extractor", None)
@@ -176,6 +183,7 @@ class Session:
             leaks=result.leaks,
             slot_table=tuple(self.slot_rows()),
             trace=result.trace,
+            carried=result.carried,
         )
         logger.info("turn %d %s -> %r | slots: %s", idx, c.spec_class, result.query,
                     "; ".join(f"{r['type']}:{r['name']}={r['status']}" for r in out.slot_table))
@@ -240,7 +248,7 @@ class Session:
             r = self.embedded.run(request)
             return RewriteResult(r.query, r.reference_class, r.topic_shift, r.entities, r.focus,
                                  backend=r.backend, fallback=True, fallback_reason=reason,
-                                 trace=r.trace)
+                                 trace=r.trace, carried=r.carried)
 
     def _entity_rows(self, entities: tuple[Mention, ...]) -> tuple[dict[str, str], ...]:
         rows: list[dict[str, str]] = []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from turnscope.cli import _datasets, _rewrite, _serve  # noqa: F401  (commands register on import)
+from turnscope.cli import _datasets, _rewrite, _serve, _train  # noqa: F401  (commands register on import)
 from turnscope.cli._app import app
 
 try:  # the evaluation harness registers ``eval``

@@ -17,7 +17,7 @@ CAsT 2019 and 2020 ship no responses, so there the earlier conversation is the
 earlier user utterances, as before.
 
 Words are compared by stem, but the item lists surface forms, because the
-matcher (``turnscope.evaluation._matching``) works on text: a required word is
+matcher (``turnscope._matching``) works on text: a required word is
 a list of alternatives (every lower-cased form seen in the earlier utterances
 and the human rewrite, plus the stem when it is longer than two letters, so
 "shark" satisfies "sharks"), and each form of a forbidden word is a forbidden
@@ -45,8 +45,8 @@ from pathlib import Path
 from typing import Any
 
 from turnscope._exceptions import DatasetError, InputError
+from turnscope._matching import contains_term
 from turnscope.datasets._textwords import TOKEN_RE, is_content, stem, tokens
-from turnscope.evaluation._matching import contains_term
 
 __all__ = [
     "CAST21_PARTS",
@@ -379,6 +379,9 @@ def _convert(prefix: str, conv: Sequence[_Turn], *, year: int | None = None,
             "automatic_rewrite": turn.automatic,
             "utterance_type": turn.utterance_type,
             "conversation": f"{prefix}_{turn.topic}",
+            # the human rewrite of every earlier user turn (the opening has none): what a
+            # resolver that rewrote those turns perfectly would have as their queries
+            "prefix_rewrites": [c.human for c in conv[:i]],
         }
         if year is not None:
             item["year"] = year
@@ -499,5 +502,6 @@ def cast_baselines(items: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
     automatic = [item.get("automatic_rewrite") for item in items]
     if items and all(isinstance(query, str) for query in automatic):
         out["automatic"] = [str(query) for query in automatic]
-    out["human"] = [str(item["human_rewrite"]) for item in items]
+    if items and all(isinstance(item.get("human_rewrite"), str) for item in items):
+        out["human"] = [str(item["human_rewrite"]) for item in items]
     return out

@@ -26,7 +26,7 @@ from turnscope._session import Session
 from turnscope.conversation import detect_language
 from turnscope.entities import Vocabulary, bundled_vocabularies
 from turnscope.evaluation._bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Interval, bootstrap_ci
-from turnscope.evaluation._matching import check_terms
+from turnscope._matching import check_terms
 from turnscope.evaluation._metrics import (
     DEFAULT_DEPTH,
     DEFAULT_METRICS,

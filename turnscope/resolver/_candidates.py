@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from turnscope.datasets._textwords import STOP_WORDS, stem
+from turnscope.datasets._textwords import STOP_WORDS
 from turnscope.entities._lexicon import (
     ADVERBS,
     AUXILIARIES,
@@ -52,6 +52,8 @@ class HistoryTurn:
     index: int  # turn number in the conversation (1-based)
     role: str  # "user" or "assistant"
     text: str
+    #: a user turn's standalone query as it was rewritten (None: not rewritten / unknown)
+    rewrite: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,8 @@ class RewriteResult:
     #: entities in the query that the scope excluded (SPEC: a leak); empty for embedded
     leaks: tuple[str, ...] = ()
     trace: dict[str, object] = field(default_factory=dict)
+    #: what the rewrite brought in from earlier turns or the screen, in query order (SPEC 4)
+    carried: tuple[str, ...] = ()
 
 
 class Rewriter(Protocol):

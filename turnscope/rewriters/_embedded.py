@@ -28,9 +28,11 @@ section 1 describes, reproduced so policies can be compared on equal terms.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Sequence
 
+from turnscope._exceptions import ConfigError
 from turnscope.conversation import ConversationState, ResolvedTurn, Role, char_bigrams
 from turnscope.entities import GENERAL_TYPES, EntityExtractor, Enumeration, Mention, Slot, SlotStatus
 from turnscope.entities._lexicon import (
@@ -50,10 +52,14 @@ from turnscope.references._classify import (
     ORDINALS_EN,
     english_pronoun,
 )
+from turnscope.resolver import Resolver, default_resolver
+from turnscope.resolver._ranker import history_of
 from turnscope.rewriters._base import EMBEDDED, RewriteRequest, RewriteResult
 from turnscope.scope import Message, Scope
 
 __all__ = ["EmbeddedRewriter"]
+
+logger = logging.getLogger("turnscope.rewriters")
 
 _PREAMBLE = re.compile(
     r"^\s*(?:(?:ok(?:ay)?|hmm+|so|alright|right|anyway|also|btw|by\s+the\s+way|oh|um+|"
@@ -142,6 +148,9 @@ _TYPE_REF = re.compile(r"\b(?:that|this|the|those|these)\s+(?P<other>other\s+)?(
 _ONE_PRON = re.compile(r"\b(?:that|this)\s+one\b|\b(?P<verb>set|get|create|make|use|pick|choose|"
                        r"buy|need|add|enable|try)\s+one\b", re.IGNORECASE)
 _SENT_END = re.compile(r"[\s?？.。!！]*$")
+#: cues whose store is structure the rules read (a list, the previous exchange), not an
+#: open-domain choice of antecedent
+_STRUCTURAL_CUES = frozenset({Cue.ORDINAL, Cue.ELABORATION, Cue.RECALL, Cue.OTHER_THREAD, Cue.SCREEN})
 
 
 def _the(name: str, lang: str) -> str:
@@ -186,8 +195,50 @@ class EmbeddedRewriter:
 
     name = EMBEDDED
 
-    def __init__(self, extractor: EntityExtractor | None = None) -> None:
+    def __init__(self, extractor: EntityExtractor | None = None, *,
+                 resolver: Resolver | None | str = "default") -> None:
         self.extractor = extractor or EntityExtractor()
+        # the learned resolver answers the open-domain question "which earlier phrase does
+        # this message need?"; None keeps the rules alone (the behaviour before issue 8)
+        if isinstance(resolver, str) and resolver != "default":
+            raise ConfigError(f"resolver must be a Resolver, None or 'default', got {resolver!r}")
+        self._resolver = resolver
+        self._unavailable: str | None = None
+
+    @property
+    def resolver(self) -> Resolver | None:
+        if self._resolver == "default":
+            try:
+                self._resolver = default_resolver()
+            except ConfigError as exc:
+                # a broken install must not stop the conversation: the rules answer, the
+                # log and every trace say why
+                logger.warning("learned resolver unavailable (%s); the rules answer alone", exc)
+                self._resolver = None
+                self._unavailable = str(exc)
+        return self._resolver if isinstance(self._resolver, Resolver) else None
+
+    def _learned(self, request: RewriteRequest, text: str,
+                 trace: dict[str, object]) -> tuple[str, tuple[str, ...]] | None:
+        """The learned resolver's rewrite of an English message with no structural cue."""
+        msg, state = request.message, request.state
+        c = msg.classification
+        if self._resolver is None and self._unavailable:
+            trace["resolver"] = {"unavailable": self._unavailable}
+        if msg.lang != "en" or c.pivot or self._resolver is None:
+            return None
+        if c.reference_class not in (ReferenceClass.STANDALONE, ReferenceClass.IMMEDIATE):
+            return None  # screen deixis and explicit recall read their own stores
+        if set(c.cues) & _STRUCTURAL_CUES:
+            return None  # ordinals over a list, elaboration of the previous exchange
+        resolver = self.resolver
+        if resolver is None:
+            if self._unavailable:
+                trace["resolver"] = {"unavailable": self._unavailable}
+            return None
+        res = resolver.resolve(text, history_of(state))
+        trace["resolver"] = res.trace()
+        return res.query, res.carried
 
     # ------------------------------------------------------------------------------
     def run(self, request: RewriteRequest) -> RewriteResult:
@@ -222,7 +273,12 @@ class EmbeddedRewriter:
                 rules.append("screen-missing")
                 cls_used = ReferenceClass.IMMEDIATE
 
-        if cls_used is ReferenceClass.EARLIER and Cue.ORDINAL in c.cues \
+        learned = self._learned(request, text, trace) if cls_used is cls else None
+        carried: tuple[str, ...] = ()
+        if learned is not None:
+            text, carried = learned
+            rules.append("learned-resolver")
+        elif cls_used is ReferenceClass.EARLIER and Cue.ORDINAL in c.cues \
                 and _LIST_ORDINAL.search(text):
             # "back to the regions — the third one?": the list is the store
             text, focus = self._immediate(text, lang, scope, state, msg, rules)
@@ -237,7 +293,7 @@ class EmbeddedRewriter:
         ):
             text, focus = self._immediate(text, lang, scope, state, msg, rules)
 
-        if not scope.guarded and not c.pivot:
+        if not scope.guarded and not c.pivot and learned is None:
             text = self._carry(text, lang, scope, state, rules)
         if lang == "en":
             text = self._locative_frame(text, msg.text, c.pivot, state, rules)
@@ -255,6 +311,7 @@ class EmbeddedRewriter:
             focus=focus,
             backend=EMBEDDED,
             trace=trace,
+            carried=carried,
         )
 
     # -- helpers ---------------------------------------------------------------------

@@ -38,9 +38,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from turnscope._matching import contains_term, normalize
 from turnscope.entities import EntityExtractor, Mention, SlotStatus
 from turnscope.entities._lexicon import FUNCTION_WORDS
-from turnscope.evaluation import contains_term, normalize
 from turnscope.rewriters._base import RewriteRequest
 from turnscope.scope import render_evidence
 

@@ -50,6 +50,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from turnscope._exceptions import TurnscopeError
 from turnscope.conversation import ConversationState
 from turnscope.entities import Enumeration, Slot, SlotStatus
 from turnscope.rewriters._base import RewriteRequest
@@ -148,6 +149,10 @@ QUERY LANGUAGE: {language}
 RECALLED_SECTION = "EARLIER EXCHANGE THE MESSAGE REFERS TO{key}:\n{turns}{entities}"
 RECALLED_ENTITIES = "\nENTITIES OF THAT EXCHANGE:\n{slots}"
 LISTS_SECTION = "LISTS OFFERED EARLIER:\n{lists}"
+#: the learned resolver's evidence: earlier phrases with how likely the message needs each
+RANKED_SECTION = ("EARLIER PHRASES RANKED BY HOW LIKELY THE LATEST MESSAGE NEEDS THEM "
+                  "(score 0-1; carry one only if the message refers to it; the resolver's "
+                  "threshold is {threshold}):\n{lines}")
 SCREEN_SECTION = "SCREEN: {screen}"
 
 _NONE = "(none)"
@@ -221,6 +226,26 @@ def _render_screen(scope: Scope) -> str:
     if scr.site:
         parts.append(f"on site {scr.site}")
     return SCREEN_SECTION.format(screen=" ".join(parts))
+
+
+def _render_ranked(request: RewriteRequest) -> str:
+    """The ranked candidates of the learned resolver (English only: it was trained on
+    English); empty when the resolver is unavailable, so the prompt degrades to slots."""
+    msg = request.message
+    if msg.lang != "en" or not request.state.turns:
+        return ""
+    try:
+        from turnscope.resolver import default_resolver
+        from turnscope.resolver._ranker import ranked_for
+
+        resolver = default_resolver()
+        ranked = ranked_for(request.state, msg.index, msg.text, resolver)
+    except TurnscopeError:
+        return ""
+    lines = [f"- {c.text} (turn {c.turn}, {c.role}): {c.score:.2f}" for c in ranked]
+    if not lines:
+        return ""
+    return RANKED_SECTION.format(threshold=f"{resolver.threshold:.2f}", lines="\n".join(lines))
 
 
 def _extras(*sections: str) -> str:
@@ -304,8 +329,8 @@ def _liveness(request: RewriteRequest, counterweight: bool) -> list[dict[str, st
     user = LIVENESS_TEMPLATE.format(
         slots=_render_slots(live),
         turns=_render_turns(state, recent),
-        extras=_extras(recalled_section, _render_lists(scope.enumerations, set(scope.turns)),
-                       _render_screen(scope)),
+        extras=_extras(_render_ranked(request), recalled_section,
+                       _render_lists(scope.enumerations, set(scope.turns)), _render_screen(scope)),
         message=msg.text, language=_language(msg), instruction=LIVENESS_INSTRUCTION)
     return _messages(_system(counterweight, guarded=True), user)
 

@@ -1,0 +1,127 @@
+"""Coverage / contamination on every development and check set (docs/splits.md), beside
+the SPEC section 7 baselines.
+
+    python benchmarks/resolver_sets.py [--sets cast19,canard,cast21dev,cast20,cast21check]
+        [--policies default] [--save figures.json] [--before before.json] [--limit N]
+
+Items of one conversation are replayed once, in order: the session sees every earlier
+user turn and every response, as a chat backend would feed it. ``--before FILE`` adds the
+rows of an earlier run (e.g. the embedded default before the learned resolver) to the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from turnscope import Session
+from turnscope._items import replay_conversations
+from turnscope.datasets import cast_baselines, load_canard, load_cast
+from turnscope.evaluation import check_terms
+
+
+def _multidomain() -> list[dict[str, Any]]:
+    from importlib import resources
+
+    text = (resources.files("turnscope") / "data" / "multidomain" / "items.jsonl").read_text("utf-8")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+SETS: dict[str, tuple[str, Callable[[], list[dict[str, Any]]]]] = {
+    "cast19": ("dev", lambda: load_cast(2019)),
+    "canard": ("dev", load_canard),
+    "cast21dev": ("dev", lambda: load_cast(2021, part="dev")),
+    "cast20": ("check", lambda: load_cast(2020)),
+    "cast21check": ("check", lambda: load_cast(2021, part="check")),
+    # hand-written before the resolver, never edited since: a check set for everyone
+    "multidomain": ("check", _multidomain),
+}
+
+
+def replay(items: list[dict[str, Any]], make_session: Callable[[], Session],
+           console: Console | None = None, label: str = "") -> list[str]:
+    """The rewrite of every item's follow-up, each conversation replayed once."""
+    from rich.progress import Progress
+
+    with Progress(console=console, transient=True) as progress:
+        task = progress.add_task(label, total=len(items))
+        results = replay_conversations(items, make_session, lambda k: progress.advance(task, k))
+    return [r.query for r in results]
+
+
+def figures(items: list[dict[str, Any]], queries: list[str]) -> dict[str, float]:
+    cov = con = n = 0
+    for item, q in zip(items, queries, strict=True):
+        if not item["prefix"]:
+            continue
+        c = check_terms(q, item["required_in_rewrite"], item["forbidden_in_rewrite"])
+        cov += c.covered
+        con += c.contaminated
+        n += 1
+    return {"coverage": cov / n, "contamination": con / n, "n": n}
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sets", default=",".join(SETS))
+    ap.add_argument("--policies", default="default")
+    ap.add_argument("--save", type=Path)
+    ap.add_argument("--before", type=Path, help="figures.json of an earlier run to show beside")
+    ap.add_argument("--before-label", default="embedded default before issue 8")
+    ap.add_argument("--limit", type=int, default=0, help="first N items per set (quick runs)")
+    ap.add_argument("--threshold", type=float, default=None, help="override the gate threshold")
+    ap.add_argument("--resolver", choices=["default", "none"], default="default",
+                    help="none: the embedded rules alone (the behaviour before the learned resolver)")
+    args = ap.parse_args(argv)
+    console = Console(width=200, stderr=True)
+    names = [s.strip() for s in args.sets.split(",") if s.strip()]
+    unknown = [s for s in names if s not in SETS]
+    if unknown:
+        sys.exit(f"unknown set(s) {unknown}; choose from {list(SETS)}")
+    results: dict[str, dict[str, dict[str, float]]] = {}
+    for name in names:
+        items = SETS[name][1]()
+        if args.limit:
+            items = items[: args.limit]
+        systems = dict(cast_baselines(items))
+        for pol in [p.strip() for p in args.policies.split(",") if p.strip()]:
+            resolver: Any = None if args.resolver == "none" else "default"
+            if resolver is not None and args.threshold is not None:
+                from turnscope.resolver import default_resolver
+
+                resolver = default_resolver().with_threshold(args.threshold)
+            def make(pol: str = pol, resolver: Any = resolver) -> Session:
+                return Session(policy=pol, resolver=resolver)
+
+            systems[f"turnscope:{pol}"] = replay(items, make, console, f"{name} {pol}")
+        results[name] = {k: figures(items, qs) for k, qs in systems.items()}
+    before: dict[str, Any] = json.loads(args.before.read_text()) if args.before else {}
+    rows = sorted({k for r in results.values() for k in r} |
+                  {f"before:{k}" for r in before.values() for k in r if k.startswith("turnscope")})
+    table = Table(title="coverage / contamination over follow-up turns (SPEC sections 5, 7)")
+    table.add_column("system")
+    for name in names:
+        table.add_column(f"{name} ({SETS[name][0]})", justify="right")
+    for row in rows:
+        cells = []
+        for name in names:
+            src = before.get(name, {}) if row.startswith("before:") else results[name]
+            f = src.get(row.removeprefix("before:"))
+            cells.append("–" if f is None else f"{f['coverage']:.2f} / {f['contamination']:.2f}")
+        label = row.replace("before:turnscope", args.before_label + " turnscope") \
+            if row.startswith("before:") else row
+        table.add_row(label, *cells)
+    Console(width=200).print(table)
+    if args.save:
+        args.save.write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()

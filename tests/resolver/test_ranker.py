@@ -1,0 +1,81 @@
+"""The shipped model: it loads, it carries what a pronoun needs, and nothing otherwise."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from turnscope import ConfigError, Session
+from turnscope.resolver import HistoryTurn, Resolver, default_resolver
+
+_TAX = [HistoryTurn(1, "user", "When is the deadline for filing a federal tax return?"),
+        HistoryTurn(2, "assistant", "The federal income tax return deadline is usually April 15. "
+                                    "You can request an extension with Form 4868.")]
+
+
+def test_shipped_model_is_small_and_names_its_training() -> None:
+    path = resources.files("turnscope") / "data" / "models" / "resolver.txt"
+    assert path.is_file()
+    assert len(path.read_bytes()) <= 10 * 1024 * 1024
+    meta = default_resolver().meta
+    assert set(meta["trained_on"]) == {"cast19", "canard", "cast21dev"}
+    assert 0.0 < default_resolver().threshold < 1.0
+
+
+def test_a_standalone_question_carries_nothing() -> None:
+    res = default_resolver().resolve("How do volcanoes form?", _TAX)
+    assert res.carried == ()
+    assert res.query == "How do volcanoes form?"
+
+
+def test_a_pronoun_takes_the_subject_of_the_conversation() -> None:
+    hist = [HistoryTurn(1, "user", "What is throat cancer?"),
+            HistoryTurn(2, "assistant", "Throat cancer is cancer that develops in the throat or the "
+                                        "voice box. Smoking and alcohol raise the risk.")]
+    res = default_resolver().resolve("Is it treatable?", hist)
+    assert res.carried and "throat cancer" in res.carried[0].lower()
+    assert res.query.lower() == "is throat cancer treatable?"
+
+
+def test_the_trace_has_scores_and_the_threshold() -> None:
+    res = default_resolver().resolve("Can I get an extension?", _TAX)
+    tr = res.trace()
+    assert tr["threshold"] == pytest.approx(default_resolver().threshold, abs=1e-4)
+    assert tr["candidates"] and all(0.0 <= c["score"] <= 1.0 for c in tr["candidates"])  # type: ignore[index, union-attr]
+
+
+def test_session_output_has_carried_and_the_resolver_trace() -> None:
+    s = Session()
+    s.user("What is throat cancer?")
+    s.assistant("Throat cancer is cancer that develops in the throat or the voice box.")
+    r = s.user("Is it treatable?")
+    out = r.to_output("x")
+    assert out["carried"] == list(r.carried)
+    assert "resolver" in r.trace
+    assert "throat cancer" in r.query.lower()
+
+
+def test_session_without_resolver_keeps_the_rules() -> None:
+    s = Session(resolver=None)
+    s.user("What is throat cancer?")
+    r = s.user("Is it treatable?")
+    assert "resolver" not in r.trace
+
+
+def test_a_model_file_without_header_is_a_config_error(tmp_path: Path) -> None:
+    bad = tmp_path / "m.txt"
+    bad.write_text("tree\nversion=v4\n")
+    with pytest.raises(ConfigError, match="JSON header"):
+        Resolver.load(bad)
+
+
+def test_a_missing_model_file_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="turnscope train"):
+        Resolver.load(tmp_path / "none.txt")
+
+
+def test_resolver_argument_is_validated() -> None:
+    with pytest.raises(ConfigError, match="resolver must be"):
+        Session(resolver="learned")

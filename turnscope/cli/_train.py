@@ -1,0 +1,57 @@
+"""``turnscope train``: rebuild the shipped learned models from the public data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from turnscope._exceptions import TurnscopeError
+from turnscope.cli._app import app
+
+#: where the shipped resolver model lives inside the source tree
+PACKAGE_MODELS = Path(__file__).resolve().parent.parent / "data" / "models"
+
+
+@app.command("train")
+def train(
+    data_root: Annotated[Path | None, typer.Option(
+        help="Folder holding the public sets (default: $TURNSCOPE_DATA or ../shared/data).")] = None,
+    output: Annotated[Path, typer.Option(
+        "--output", "-o", help="Where the resolver model is written.")] = PACKAGE_MODELS / "resolver.txt",
+    seed: Annotated[int, typer.Option(help="Seed of every random choice (folds, bagging).")] = 13,
+    limit: Annotated[int, typer.Option(help="Keep the first N items of each set (0: all).", min=0)] = 0,
+    cache: Annotated[bool, typer.Option(
+        help="Keep e5 embeddings under $TURNSCOPE_CACHE so a second run embeds nothing.")] = True,
+) -> None:
+    """Train the learned resolver on the development sets of docs/splits.md (seeded, deterministic)."""
+    from turnscope.resolver._train import train_resolver
+    from turnscope.retrieval._cache import default_cache_dir
+
+    console = Console(stderr=True)
+    cache_path = default_cache_dir() / "resolver-embeddings.npz" if cache else None
+    try:
+        report = train_resolver(data_root, output, seed=seed, limit=limit or None, cache=cache_path,
+                                console=console)
+    except TurnscopeError as exc:
+        console.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+        raise typer.Exit(1) from None
+    except OSError as exc:
+        console.print(f"error: cannot write {output}: {exc.strerror}", markup=False, highlight=False)
+        raise typer.Exit(1) from None
+    table = Table(title="resolver: out-of-fold figures at the chosen threshold")
+    for col in ("set", "coverage", "contamination", "AUC"):
+        table.add_column(col, justify="right")
+    best = next(r for r in report.sweep
+                if r["threshold"] == report.threshold and r["max_carried"] == report.max_carried)
+    for name, f in best["sets"].items():
+        table.add_row(name, f"{f['coverage']:.3f}", f"{f['contamination']:.3f}",
+                      f"{report.auc.get(name, float('nan')):.3f}")
+    console.print(table)
+    console.print(f"threshold {report.threshold}, at most {report.max_carried} phrases; "
+                  f"{report.examples} messages, {report.rows} candidates ({report.positives} needed); "
+                  f"{report.embed_misses} texts embedded; {report.seconds:.0f} s; "
+                  f"model {output.stat().st_size / 1e6:.2f} MB at {output}", markup=False, highlight=False)

@@ -1,0 +1,29 @@
+"""The learned resolver: which earlier phrases does the latest message need?
+
+Layout: ``_candidates`` (phrases of earlier turns), ``_features`` (what the ranker
+reads), ``_ranker`` (inference with the shipped model), ``_realize`` (the query),
+``_train`` (``turnscope train``), ``_embedcache`` (each text embedded once).
+
+>>> from turnscope.resolver import HistoryTurn, default_resolver
+>>> h = [HistoryTurn(1, "user", "What is lobular carcinoma?"),
+...      HistoryTurn(2, "assistant", "Lobular carcinoma starts in the lobules.")]
+>>> default_resolver().resolve("Is it dangerous?", h).query  # doctest: +SKIP
+'Is lobular carcinoma dangerous?'
+"""
+
+from turnscope.resolver._candidates import Candidate, HistoryTurn, candidates
+from turnscope.resolver._embedcache import CachedEmbedder
+from turnscope.resolver._ranker import Resolution, Resolver, ScoredCandidate, default_resolver
+from turnscope.resolver._realize import realize
+
+__all__ = [
+    "CachedEmbedder",
+    "Candidate",
+    "HistoryTurn",
+    "Resolution",
+    "Resolver",
+    "ScoredCandidate",
+    "candidates",
+    "default_resolver",
+    "realize",
+]

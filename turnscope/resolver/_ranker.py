@@ -1,0 +1,245 @@
+"""Inference: score every candidate phrase, carry the few the evidence supports.
+
+Two LightGBM models trained by ``turnscope train`` on public conversations with
+human rewrites (docs/splits.md names them):
+
+* the **ranker** scores every candidate for "does this message need this
+  phrase?" and orders them; its scores rank well within a message but are not
+  comparable across messages;
+* the **gate** reads the best three (distinct) candidates with their ranker
+  features, their rank and how their scores compare, and gives the probability
+  that each is needed: the leading ones that clear the threshold are carried.
+
+The threshold and the cap on carried phrases are stored in the model file beside
+the trees, chosen on development data out of fold (a sweep; see
+``benchmarks/resolver_sweep.py`` for the same sweep on a check set). Carrying
+nothing is the default: a phrase is carried only when the gate says so.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from turnscope._exceptions import ConfigError
+from turnscope.resolver._candidates import Candidate, HistoryTurn, candidates, key_of
+from turnscope.resolver._embedcache import CachedEmbedder
+from turnscope.resolver._features import FEATURES, featurize
+from turnscope.resolver._realize import realize
+
+__all__ = ["DEFAULT_HISTORY_TURNS", "GATE_EXTRA", "Resolution", "Resolver", "ScoredCandidate",
+           "carried_count", "default_resolver", "gate_rows", "history_of", "ranked_for", "scope_history", "shortlist"]
+
+#: turns of history the ranker reads besides the conversation's opening turn (the
+#: liveness horizon: an entity silent for longer is evicted, SPEC section 2)
+DEFAULT_HISTORY_TURNS = 12
+_MODEL_FILE = "resolver.txt"
+#: the line between the ranker's trees and the gate's in the model file
+GATE_SEPARATOR = "\n#### gate ####\n"
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredCandidate:
+    text: str
+    score: float
+    turn: int
+    role: str
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    """What the ranker decided for one message (the trace shows all of it)."""
+
+    query: str
+    carried: tuple[str, ...]
+    #: the shortlisted candidates, best first, each with the gate's probability that the
+    #: message needs it (carried when it and the ones before it clear the threshold)
+    scored: tuple[ScoredCandidate, ...]
+    threshold: float
+
+    def trace(self, top: int = 5) -> dict[str, object]:
+        return {"threshold": round(self.threshold, 4),
+                "candidates": [{"text": c.text, "score": round(c.score, 4), "turn": c.turn,
+                                "role": c.role} for c in self.scored[:top]],
+                "carried": list(self.carried)}
+
+
+def scope_history(history: Sequence[HistoryTurn], turns: int = DEFAULT_HISTORY_TURNS) -> list[HistoryTurn]:
+    """The turns the ranker reads: the opening turn plus the last ``turns``."""
+    if len(history) <= turns + 1:
+        return list(history)
+    return [history[0], *history[-turns:]]
+
+
+#: how many of the best-scored (distinct) candidates the gate considers
+SHORTLIST = 3
+#: what the gate reads besides the candidate's own features: its rank and how its score
+#: compares with the others of the same message (scores are not calibrated across messages)
+GATE_EXTRA: tuple[str, ...] = ("rank", "score", "top_score", "score_ratio", "gap_next", "n_above_01")
+
+
+def shortlist(keys: Sequence[frozenset[str]], scores: np.ndarray, size: int = SHORTLIST) -> list[int]:
+    """The best-scored candidates, each adding a content word the ones before it lack."""
+    chosen: list[int] = []
+    covered: set[str] = set()
+    for i in np.argsort(-scores, kind="stable"):
+        if len(chosen) >= size:
+            break
+        if keys[i] <= covered:
+            continue
+        chosen.append(int(i))
+        covered |= keys[i]
+    return chosen
+
+
+def gate_rows(x: np.ndarray, scores: np.ndarray, short: Sequence[int]) -> np.ndarray:
+    """One row per shortlisted candidate: its ranker features plus :data:`GATE_EXTRA`."""
+    if not short:
+        return np.zeros((0, x.shape[1] + len(GATE_EXTRA)), dtype=np.float32)
+    top = float(scores[short[0]])
+    n_above = float((scores >= 0.1).sum())
+    rows = []
+    for r, i in enumerate(short):
+        nxt = float(scores[short[r + 1]]) if r + 1 < len(short) else 0.0
+        extra = [r + 1, float(scores[i]), top, float(scores[i]) / top if top > 0 else 0.0,
+                 float(scores[i]) - nxt, n_above]
+        rows.append(np.concatenate([x[i], np.asarray(extra, dtype=np.float32)]))
+    return np.stack(rows).astype(np.float32)
+
+
+def carried_count(gate: np.ndarray, threshold: float, max_carried: int) -> int:
+    """How many shortlisted candidates are carried: the leading ones the gate passes."""
+    n = 0
+    for p in gate[:max_carried]:
+        if p < threshold:
+            break
+        n += 1
+    return n
+
+
+class Resolver:
+    """The learned resolver.
+
+    >>> r = default_resolver()
+    >>> h = [HistoryTurn(1, "user", "What are the symptoms of lobular carcinoma?"),
+    ...      HistoryTurn(2, "assistant", "Lobular carcinoma often causes no symptoms.")]
+    >>> r.resolve("How is it treated?", h).query  # doctest: +SKIP
+    'How is lobular carcinoma treated?'
+    """
+
+    def __init__(self, booster: Any, gate: Any, meta: dict[str, Any],
+                 embedder: CachedEmbedder | None = None) -> None:
+        if tuple(meta.get("features", ())) != FEATURES or tuple(meta.get("gate_extra", ())) != GATE_EXTRA:
+            raise ConfigError("resolver model was trained on other features; run `turnscope train`")
+        self._booster = booster
+        self._gate = gate
+        self.meta = meta
+        self.threshold = float(meta["threshold"])
+        self.max_carried = int(meta["max_carried"])
+        self.embedder = embedder or CachedEmbedder()
+
+    def with_threshold(self, threshold: float) -> Resolver:
+        """The same models with another gate threshold (for sweeps); shares the embedder."""
+        if not 0.0 <= threshold <= 1.01:
+            raise ConfigError(f"threshold must be in [0, 1], got {threshold!r}")
+        return Resolver(self._booster, self._gate, {**self.meta, "threshold": threshold}, self.embedder)
+
+    @classmethod
+    def load(cls, path: Path | None = None, embedder: CachedEmbedder | None = None) -> Resolver:
+        """The model at ``path``, else the one shipped in the package."""
+        import lightgbm as lgb
+
+        try:
+            if path is None:
+                text = (resources.files("turnscope") / "data" / "models" / _MODEL_FILE).read_text("utf-8")
+            else:
+                text = Path(path).read_text("utf-8")
+        except FileNotFoundError:
+            raise ConfigError(f"no resolver model at {path or _MODEL_FILE}; run `turnscope train`") from None
+        header, _, trees = text.partition("\n")
+        try:
+            meta = json.loads(header)
+        except json.JSONDecodeError:
+            raise ConfigError(f"resolver model {path or _MODEL_FILE}: first line is not a JSON header") from None
+        ranker, sep, gate = trees.partition(GATE_SEPARATOR)
+        if not sep:
+            raise ConfigError(f"resolver model {path or _MODEL_FILE}: no gate model; run `turnscope train`")
+        return cls(lgb.Booster(model_str=ranker), lgb.Booster(model_str=gate), meta, embedder)
+
+    def score(self, message: str, history: Sequence[HistoryTurn]) -> tuple[list[Candidate], np.ndarray]:
+        """The candidates of ``history`` the message does not already contain, with the
+        ranker's score of each."""
+        cands, scores, _ = self._score(message, history)
+        return cands, scores
+
+    def _score(self, message: str,
+               history: Sequence[HistoryTurn]) -> tuple[list[Candidate], np.ndarray, np.ndarray]:
+        hist = scope_history(history)
+        msg_key = key_of(message)
+        cands = [c for c in candidates(hist) if not c.key <= msg_key]
+        if not cands:
+            return [], np.zeros(0), np.zeros((0, len(FEATURES)), dtype=np.float32)
+        x = featurize(message, hist, cands, self.embedder.query, self.embedder.passage)
+        return cands, np.asarray(self._booster.predict(x), dtype=np.float64), x
+
+    def resolve(self, message: str, history: Sequence[HistoryTurn], *,
+                threshold: float | None = None) -> Resolution:
+        """Score the candidates of ``history`` (oldest first) for ``message`` and rewrite it."""
+        t = self.threshold if threshold is None else threshold
+        cands, scores, x = self._score(message, history)
+        short = shortlist([c.key for c in cands], scores)
+        gate = np.asarray(self._gate.predict(gate_rows(x, scores, short)), dtype=np.float64) \
+            if short else np.zeros(0)
+        n = carried_count(gate, t, self.max_carried)
+        query, carried = realize(message, [cands[i].text for i in short[:n]])
+        scored = tuple(ScoredCandidate(cands[i].text, float(gate[r]), cands[i].last.turn,
+                                       cands[i].last.role) for r, i in enumerate(short))
+        return Resolution(query, tuple(carried), scored, t)
+
+
+def history_of(state: Any) -> list[HistoryTurn]:
+    """A session's turns as the resolver reads them: each user turn with the query it was
+    rewritten to (what the previous rewrites carried is evidence for this one)."""
+    out = []
+    for t in state.turns:
+        resolved = state.resolved.get(t.index) if t.role.value == "user" else None
+        out.append(HistoryTurn(t.index, t.role.value, t.content, resolved.query if resolved else None))
+    return out
+
+
+_DEFAULT: Resolver | None = None
+_LOCK = threading.Lock()
+
+
+def default_resolver() -> Resolver:
+    """The process-wide resolver with the shipped model (loaded on first use)."""
+    global _DEFAULT
+    with _LOCK:
+        if _DEFAULT is None:
+            _DEFAULT = Resolver.load()
+        return _DEFAULT
+
+
+def ranked_for(state: Any, message_index: int, message: str, resolver: Resolver | None = None,
+               top: int = 8) -> tuple[ScoredCandidate, ...]:
+    """The best-scored candidates for the message at ``message_index`` of a session's
+    :class:`~turnscope.conversation.ConversationState` (cached in ``state.memo``, so the
+    embedded rewriter and an LLM prompt of the same turn score once)."""
+    memo = state.memo.setdefault("resolver:ranked", {})
+    if message_index in memo:
+        return tuple(memo[message_index][:top])
+    r = resolver or default_resolver()
+    history = history_of(state)
+    cands, scores = r.score(message, history)
+    ranked = sorted((ScoredCandidate(c.text, float(s), c.last.turn, c.last.role)
+                     for c, s in zip(cands, scores, strict=True)), key=lambda c: -c.score)
+    memo.clear()  # only the current turn is ever asked for again
+    memo[message_index] = ranked
+    return tuple(ranked[:top])

@@ -1,0 +1,75 @@
+"""Turn the carried phrases into a query that reads as the user's own message.
+
+Two moves, in order of preference:
+
+1. **substitute**: the first anaphoric pronoun ("it", "they", "them", "he", a
+   demonstrative used as a pronoun) becomes the top phrase; a possessive ("its",
+   "their", "his") becomes "<phrase>'s";
+2. **attach**: any other carried phrase follows the message in parentheses,
+   before its final punctuation ("What are the symptoms (lobular carcinoma)?").
+
+The message itself is never cut: a rewrite is the message plus what was carried,
+so it cannot turn into a fragment of an answer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+__all__ = ["realize"]
+
+_SUBJECT = re.compile(r"\b(?P<w>it|they|them|he|him|she|this|that|these|those)\b"
+                      r"(?!\s*(?:'s|’s|is\s+(?:a|an|the)\b))", re.IGNORECASE)
+_POSSESSIVE = re.compile(r"\b(?P<w>its|their|his)\b", re.IGNORECASE)
+# a demonstrative is a pronoun only when no noun follows it ("that" in "is that safe?")
+_DEM_FOLLOW = re.compile(r"\s*(?:[?.!,;]|$|is\b|are\b|was\b|were\b|do\b|does\b|did\b|have\b|has\b|"
+                         r"mean\b|work\b|cost\b|help\b|happen\b|affect\b|cause\b|compare\b|"
+                         r"can\b|will\b|would\b|should\b|could\b)", re.IGNORECASE)
+_END = re.compile(r"[\s?？.。!！]*$")
+
+
+def _pronoun(message: str) -> re.Match[str] | None:
+    hits = []
+    for m in _SUBJECT.finditer(message):
+        w = m.group("w").lower()
+        if w in ("this", "that", "these", "those") and not _DEM_FOLLOW.match(message, m.end()):
+            continue
+        if w == "that" and re.search(r"\b(?:so|such|now|than|is|was|and)\s*$", message[: m.start()], re.I):
+            continue  # a conjunction or relative "that", not a pronoun
+        hits.append(m)
+        break
+    pm = _POSSESSIVE.search(message)
+    if pm is not None:
+        hits.append(pm)
+    return min(hits, key=lambda m: m.start()) if hits else None
+
+
+def realize(message: str, carried: Sequence[str]) -> tuple[str, list[str]]:
+    """The query and the carried phrases in the order they appear in it.
+
+    >>> realize("How deadly is it?", ["lobular carcinoma"])
+    ('How deadly is lobular carcinoma?', ['lobular carcinoma'])
+    >>> realize("What about its treatment?", ["lobular carcinoma", "LCIS"])
+    ("What about lobular carcinoma's treatment (LCIS)?", ['lobular carcinoma', 'LCIS'])
+    >>> realize("And the side effects?", [])
+    ('And the side effects?', [])
+    """
+    text = message.strip()
+    if not carried:
+        return text, []
+    rest = list(carried)
+    m = _pronoun(text)
+    if m is not None:
+        phrase = rest.pop(0)
+        if m.group("w").lower() in ("its", "their", "his"):
+            phrase = phrase + "'s"
+        if m.start() == 0 or re.search(r"[.!?]\s*$", text[: m.start()]):
+            phrase = phrase[:1].upper() + phrase[1:]
+        text = text[: m.start()] + phrase + text[m.end():]
+    if rest:
+        end = _END.search(text)
+        cut = end.start() if end else len(text)
+        text = f"{text[:cut]} ({'; '.join(rest)}){text[cut:]}"
+    order = sorted(carried, key=lambda p: text.find(p) if p in text else len(text))
+    return text, order

@@ -1,0 +1,382 @@
+"""Training the ranker from public conversations with human rewrites.
+
+The label of a (message, candidate) pair comes from the human rewrite, with the
+SPEC section 7 words: a candidate is *needed* when it holds a word the rewrite
+adds over the raw message that occurs earlier in the conversation, and every
+content word of it is in the rewrite (a phrase with one wrong word would
+contaminate the query, so it is a negative).
+
+Only development sets are read (docs/splits.md): CAsT 2019, CANARD dev and the
+even-numbered CAsT 2021 topics. Two models are fitted: the ranker over every
+candidate, then the gate over each message's shortlist, from the ranker's
+out-of-fold scores (stacking: the gate learns from scores like those it will see
+on new conversations). The gate's threshold and the cap on carried phrases are
+chosen on its own out-of-fold predictions (folds by conversation), by the
+precision-first objective ``coverage - CONTAMINATION_WEIGHT * contamination``
+averaged over the sets, each set weighing the same.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from turnscope._matching import check_terms
+from turnscope.datasets import load_canard, load_cast
+from turnscope.resolver._candidates import HistoryTurn, candidates, key_of
+from turnscope.resolver._embedcache import CachedEmbedder
+from turnscope.resolver._features import FEATURES, featurize
+from turnscope.resolver._ranker import (
+    DEFAULT_HISTORY_TURNS,
+    GATE_EXTRA,
+    GATE_SEPARATOR,
+    carried_count,
+    gate_rows,
+    scope_history,
+    shortlist,
+)
+from turnscope.resolver._realize import realize
+
+__all__ = ["DEFAULT_SEED", "TRAINING_SETS", "Example", "TrainReport", "build_examples", "fit",
+           "fit_gate", "sweep", "train_resolver"]
+
+DEFAULT_SEED = 13
+#: a wrong word costs this many missing words (precision first)
+CONTAMINATION_WEIGHT = 2.0
+DEFAULT_FOLDS = 5
+#: LightGBM settings: small trees, many rounds, row-wise and deterministic so that a
+#: seeded run rebuilds the same file
+PARAMS: dict[str, Any] = {
+    "objective": "binary", "learning_rate": 0.05, "num_leaves": 31, "min_data_in_leaf": 40,
+    "feature_fraction": 0.8, "bagging_fraction": 0.8, "bagging_freq": 1, "lambda_l2": 1.0,
+    "deterministic": True, "force_row_wise": True, "num_threads": 2, "verbose": -1,
+}
+DEFAULT_ROUNDS = 300
+THRESHOLDS = tuple(round(0.05 + 0.025 * i, 3) for i in range(37))
+MAX_CARRIED = (1, 2, 3)
+
+#: CANARD dialogues used (in file order): 200 of 490 keep ``turnscope train`` within its
+#: 15-minute budget on a 2-core machine (embedding dominates; CANARD is 3,430 questions)
+DEFAULT_CANARD_DIALOGUES = 200
+
+
+def _canard(root: Path | None) -> list[dict[str, Any]]:
+    keep = {f"canard_{n}" for n in range(1, DEFAULT_CANARD_DIALOGUES + 1)}
+    return [it for it in load_canard(root) if it["conversation"] in keep]
+
+
+TRAINING_SETS: dict[str, Callable[[Path | None], list[dict[str, Any]]]] = {
+    "cast19": lambda root: load_cast(2019, root),
+    "canard": _canard,
+    "cast21dev": lambda root: load_cast(2021, root, part="dev"),
+}
+
+
+@dataclass
+class Example:
+    """One message with its candidates, features and labels."""
+
+    set: str
+    conversation: str
+    message: str
+    required: list[Any]
+    forbidden: list[str]
+    cand_texts: list[str]
+    cand_keys: list[frozenset[str]]
+    x: np.ndarray
+    y: np.ndarray
+
+
+@dataclass
+class TrainReport:
+    seed: int
+    examples: int
+    rows: int
+    positives: int
+    threshold: float
+    max_carried: int
+    seconds: float
+    embed_misses: int
+    auc: dict[str, float] = field(default_factory=dict)
+    sweep: list[dict[str, Any]] = field(default_factory=list)
+    calibration: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _history(item: dict[str, Any]) -> list[HistoryTurn]:
+    """The item's earlier turns; user turns carry their human rewrite when the set has them
+    (the resolver in a session reads its own earlier rewrites there)."""
+    rewrites = list(item.get("prefix_rewrites") or [])
+    users = [k for k, t in enumerate(item["prefix"]) if t["role"] == "user"]
+    # the opening turn of a CANARD dialogue has no rewrite: align from the end
+    by_turn = dict(zip(users[len(users) - len(rewrites):], rewrites, strict=True)) if rewrites else {}
+    return [HistoryTurn(k + 1, t["role"], t["content"], by_turn.get(k))
+            for k, t in enumerate(item["prefix"])]
+
+
+def labels_for(item: dict[str, Any], keys: Sequence[frozenset[str]]) -> np.ndarray:
+    human = key_of(item["human_rewrite"])
+    raw = key_of(item["follow_up"])
+    earlier = set().union(*(key_of(t["content"]) for t in item["prefix"])) if item["prefix"] else set()
+    required = (human - raw) & earlier
+    allowed = human | raw
+    return np.array([float(bool(k & required) and k <= allowed) for k in keys], dtype=np.float32)
+
+
+def build_examples(items: Sequence[dict[str, Any]], set_name: str, embedder: CachedEmbedder,
+                   progress: Callable[[int], None] | None = None) -> list[Example]:
+    out: list[Example] = []
+    for item in items:
+        if progress is not None:
+            progress(1)
+        if not item["prefix"]:
+            continue
+        hist = scope_history(_history(item), DEFAULT_HISTORY_TURNS)
+        cands = candidates(hist)
+        msg_key = key_of(item["follow_up"])
+        cands = [c for c in cands if not c.key <= msg_key]
+        x = featurize(item["follow_up"], hist, cands, embedder.query, embedder.passage)
+        keys = [c.key for c in cands]
+        out.append(Example(set_name, str(item.get("conversation", item["id"])), item["follow_up"],
+                           item["required_in_rewrite"], item["forbidden_in_rewrite"],
+                           [c.text for c in cands], keys, x, labels_for(item, keys)))
+    return out
+
+
+def _fold(conversation: str, folds: int) -> int:
+    # a hash, not Python's salted hash(): the same conversation lands in the same fold on every run
+    return int(hashlib.md5(conversation.encode()).hexdigest(), 16) % folds
+
+
+def _weights(examples: Sequence[Example]) -> np.ndarray:
+    """Each training set weighs the same in total, whatever its size."""
+    rows_per_set: dict[str, int] = {}
+    for e in examples:
+        rows_per_set[e.set] = rows_per_set.get(e.set, 0) + len(e.y)
+    return np.concatenate([np.full(len(e.y), 1.0 / rows_per_set[e.set], dtype=np.float64)
+                           for e in examples]) * sum(rows_per_set.values()) / max(len(rows_per_set), 1)
+
+
+def fit(examples: Sequence[Example], seed: int, rounds: int = DEFAULT_ROUNDS) -> Any:
+    """The ranker: every candidate of every message."""
+    return _fit([e.x for e in examples], [e.y for e in examples], _weights(examples), list(FEATURES),
+                seed, rounds)
+
+
+def _fit(xs: Sequence[np.ndarray], ys: Sequence[np.ndarray], w: np.ndarray, names: list[str],
+         seed: int, rounds: int) -> Any:
+    import lightgbm as lgb
+
+    data = lgb.Dataset(np.concatenate(xs), np.concatenate(ys), weight=w, feature_name=names,
+                       free_raw_data=True)
+    return lgb.train({**PARAMS, "seed": seed}, data, num_boost_round=rounds)
+
+
+@dataclass
+class _GateData:
+    short: list[list[int]]
+    x: list[np.ndarray]
+    y: list[np.ndarray]
+
+
+def _gate_data(examples: Sequence[Example], scores: Sequence[np.ndarray]) -> _GateData:
+    g = _GateData([], [], [])
+    for e, s in zip(examples, scores, strict=True):
+        short = shortlist(e.cand_keys, s) if len(e.y) else []
+        g.short.append(short)
+        g.x.append(gate_rows(e.x, s, short) if short else np.zeros((0, len(FEATURES) + len(GATE_EXTRA))))
+        g.y.append(e.y[short] if short else np.zeros(0, dtype=np.float32))
+    return g
+
+
+def _gate_weights(examples: Sequence[Example], g: _GateData, idx: Sequence[int]) -> np.ndarray:
+    per_set: dict[str, int] = {}
+    for j in idx:
+        per_set[examples[j].set] = per_set.get(examples[j].set, 0) + len(g.y[j])
+    total = sum(per_set.values())
+    return np.concatenate([np.full(len(g.y[j]), total / (len(per_set) * per_set[examples[j].set]))
+                           for j in idx])
+
+
+def fit_gate(examples: Sequence[Example], g: _GateData, idx: Sequence[int], seed: int,
+             rounds: int) -> Any:
+    """The gate: the shortlisted candidates of the messages ``idx``, with out-of-fold ranker scores."""
+    idx = [j for j in idx if len(g.y[j])]
+    return _fit([g.x[j] for j in idx], [g.y[j] for j in idx], _gate_weights(examples, g, idx),
+                [*FEATURES, *GATE_EXTRA], seed, rounds)
+
+
+def sweep(examples: Sequence[Example], g: _GateData, gate: Sequence[np.ndarray]) -> list[dict[str, Any]]:
+    """Coverage / contamination per set for every gate threshold and cap."""
+    rows: list[dict[str, Any]] = []
+    for cap in MAX_CARRIED:
+        for t in THRESHOLDS:
+            per: dict[str, list[tuple[bool, bool]]] = {}
+            for e, short, p in zip(examples, g.short, gate, strict=True):
+                n = carried_count(p, t, cap) if short else 0
+                q, _ = realize(e.message, [e.cand_texts[i] for i in short[:n]])
+                c = check_terms(q, e.required, e.forbidden)
+                per.setdefault(e.set, []).append((c.covered, c.contaminated))
+            figs = {k: (float(np.mean([a for a, _ in v])), float(np.mean([b for _, b in v])))
+                    for k, v in per.items()}
+            objective = float(np.mean([cov - CONTAMINATION_WEIGHT * con for cov, con in figs.values()]))
+            rows.append({"threshold": t, "max_carried": cap, "objective": objective,
+                         "sets": {k: {"coverage": a, "contamination": b} for k, (a, b) in figs.items()}})
+    return rows
+
+
+#: gate thresholds tried in the session replay, and how many conversations of each set
+#: the replay reads (every item of a conversation; CANARD is large, its first dialogues suffice)
+CALIBRATION_THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+CALIBRATION_CONVERSATIONS = 60
+
+
+def _calibrate(loaded: dict[str, list[dict[str, Any]]], rankers: dict[int, Any], gates: dict[int, Any],
+               folds: int, max_carried: int, embedder: CachedEmbedder,
+               console: Any) -> tuple[float, list[dict[str, Any]]]:
+    """The gate threshold, chosen where it acts: a session replaying whole conversations,
+    whose earlier rewrites feed the later ones (the out-of-fold sweep reads the human
+    rewrites of earlier turns instead, so it cannot see how errors or gains chain).
+    Each conversation is replayed by the fold models that never saw it."""
+    from rich.progress import Progress
+
+    from turnscope._items import replay_conversations
+    from turnscope._session import Session
+    from turnscope.resolver._ranker import Resolver
+
+    subsets: dict[str, list[dict[str, Any]]] = {}
+    for name, its in loaded.items():
+        convs = list(dict.fromkeys(str(it.get("conversation", it["id"])) for it in its))
+        keep = set(convs[:CALIBRATION_CONVERSATIONS]) if name == "canard" else set(convs)
+        subsets[name] = [it for it in its if str(it.get("conversation", it["id"])) in keep]
+    rows: list[dict[str, Any]] = []
+    total = len(CALIBRATION_THRESHOLDS) * sum(len(v) for v in subsets.values())
+    with Progress(console=console) as progress:
+        task = progress.add_task("calibrating in session replay", total=total)
+        for t in CALIBRATION_THRESHOLDS:
+            figs: dict[str, dict[str, float]] = {}
+            for name, its in subsets.items():
+                cov = con = n = 0
+                for k in range(folds):
+                    part = [it for it in its if _fold(str(it.get("conversation", it["id"])), folds) == k]
+                    if not part or k not in rankers:
+                        continue
+                    meta = {"features": list(FEATURES), "gate_extra": list(GATE_EXTRA),
+                            "threshold": t, "max_carried": max_carried}
+                    resolver = Resolver(rankers[k], gates[k], meta, embedder)
+                    results = replay_conversations(part, lambda r=resolver: Session(resolver=r),
+                                                   lambda j: progress.advance(task, j))
+                    for it, res in zip(part, results, strict=True):
+                        if not it["prefix"]:
+                            continue
+                        c = check_terms(res.query, it["required_in_rewrite"], it["forbidden_in_rewrite"])
+                        cov += c.covered
+                        con += c.contaminated
+                        n += 1
+                figs[name] = {"coverage": cov / max(n, 1), "contamination": con / max(n, 1)}
+            objective = float(np.mean([f["coverage"] - CONTAMINATION_WEIGHT * f["contamination"]
+                                       for f in figs.values()]))
+            rows.append({"threshold": t, "objective": objective, "sets": figs})
+    best = max(rows, key=lambda r: (r["objective"], r["threshold"]))
+    return float(best["threshold"]), rows
+
+
+def _auc(y: np.ndarray, s: np.ndarray) -> float:
+    pos, neg = s[y > 0.5], s[y <= 0.5]
+    if not len(pos) or not len(neg):
+        return float("nan")
+    order = np.argsort(np.concatenate([pos, neg]), kind="stable")
+    ranks = np.empty(len(order))
+    ranks[order] = np.arange(1, len(order) + 1)
+    return float((ranks[: len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
+
+
+def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEED,
+                   folds: int = DEFAULT_FOLDS, sets: Sequence[str] = tuple(TRAINING_SETS),
+                   limit: int | None = None, cache: Path | None = None,
+                   items: dict[str, list[dict[str, Any]]] | None = None,
+                   rounds: int = DEFAULT_ROUNDS, console: Any = None,
+                   calibrate: bool = True) -> TrainReport:
+    """Build the examples, choose the threshold out of fold, fit on everything, write ``out``.
+
+    ``items`` replaces the public sets (a test trains on a fixture); ``limit`` keeps the
+    first N items of each set (quick runs); ``cache`` is the on-disk embedding cache.
+    """
+    from rich.progress import Progress
+
+    started = time.perf_counter()
+    embedder = CachedEmbedder(disk=cache)
+    loaded = items if items is not None else {name: TRAINING_SETS[name](data_root) for name in sets}
+    if limit:
+        loaded = {k: v[:limit] for k, v in loaded.items()}
+    examples: list[Example] = []
+    with Progress(console=console, transient=False) as progress:
+        for name, its in loaded.items():
+            task = progress.add_task(f"features {name}", total=len(its))
+            def advance(k: int, task: Any = task) -> None:
+                progress.advance(task, k)
+
+            examples.extend(build_examples(its, name, embedder, advance))
+            embedder.save()
+    examples = [e for e in examples if len(e.y)] + [e for e in examples if not len(e.y)]
+    trainable = [e for e in examples if len(e.y)]
+    fold_of = [_fold(e.conversation, folds) for e in examples]
+    oof: list[np.ndarray] = [np.zeros(len(e.y)) for e in examples]
+    rankers: dict[int, Any] = {}
+    gates: dict[int, Any] = {}
+    for k in range(folds):
+        train_part = [e for e, f in zip(examples, fold_of, strict=True) if f != k and len(e.y)]
+        if not train_part or not any(e.y.any() for e in train_part):
+            continue
+        model = rankers[k] = fit(train_part, seed, rounds)
+        for j, (e, f) in enumerate(zip(examples, fold_of, strict=True)):
+            if f == k and len(e.y):
+                oof[j] = np.asarray(model.predict(e.x), dtype=np.float64)
+    # the gate learns from out-of-fold ranker scores: the scores it will see on new data
+    g = _gate_data(examples, oof)
+    gate_oof: list[np.ndarray] = [np.zeros(len(y)) for y in g.y]
+    for k in range(folds):
+        train_idx = [j for j, f in enumerate(fold_of) if f != k and len(g.y[j])]
+        if not train_idx or not any(g.y[j].any() for j in train_idx):
+            continue
+        gm = gates[k] = fit_gate(examples, g, train_idx, seed, rounds)
+        for j, f in enumerate(fold_of):
+            if f == k and len(g.y[j]):
+                gate_oof[j] = np.asarray(gm.predict(g.x[j]), dtype=np.float64)
+    grid = sweep(examples, g, gate_oof)
+    best = max(grid, key=lambda r: (r["objective"], -r["max_carried"], r["threshold"]))
+    auc = {}
+    for name in loaded:
+        ys = [e.y for e in examples if e.set == name and len(e.y)]
+        ss = [s for e, s in zip(examples, oof, strict=True) if e.set == name and len(e.y)]
+        if ys:
+            auc[name] = _auc(np.concatenate(ys), np.concatenate(ss))
+    calibration: list[dict[str, Any]] = []
+    threshold = float(best["threshold"])
+    if calibrate and rankers and gates:
+        threshold, calibration = _calibrate(loaded, rankers, gates, folds, best["max_carried"],
+                                            embedder, console)
+    model = fit(trainable, seed, rounds)
+    gate_model = fit_gate(examples, g, range(len(examples)), seed, rounds)
+    meta = {"format": "turnscope-resolver/2", "features": list(FEATURES), "gate_extra": list(GATE_EXTRA),
+            "seed": seed,
+            "threshold": threshold, "max_carried": best["max_carried"],
+            "oof_threshold": best["threshold"], "calibration": calibration,
+            "trained_on": {k: len(v) for k, v in loaded.items()},
+            "objective": f"coverage - {CONTAMINATION_WEIGHT} * contamination, mean over sets, out of fold",
+            "oof": best["sets"], "auc_oof": auc, "params": PARAMS, "rounds": rounds}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp")
+    tmp.write_text(json.dumps(meta, sort_keys=True) + "\n" + model.model_to_string() + GATE_SEPARATOR
+                   + gate_model.model_to_string(), encoding="utf-8")
+    tmp.replace(out)
+    return TrainReport(seed=seed, examples=len(examples), rows=int(sum(len(e.y) for e in examples)),
+                       positives=int(sum(e.y.sum() for e in examples)), threshold=threshold,
+                       max_carried=best["max_carried"], seconds=time.perf_counter() - started,
+                       embed_misses=embedder.misses, auc=auc, sweep=grid, calibration=calibration)
