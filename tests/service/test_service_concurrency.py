@@ -26,6 +26,14 @@ def _client_turns(c: int) -> list[tuple[str, str]]:
     return out
 
 
+def _first_diff(got: list[dict[str, Any]], want: list[dict[str, Any]]) -> str:
+    for i, (g, w) in enumerate(zip(got, want, strict=False)):
+        if g != w:
+            keys = sorted(k for k in set(g) | set(w) if g.get(k) != w.get(k))
+            return f"turn {i + 1} differs in {keys}: got {[g.get(k) for k in keys]}, want {[w.get(k) for k in keys]}"
+    return f"lengths {len(got)} != {len(want)}"
+
+
 @pytest.mark.parametrize("store", ["sqlite", "redis"])
 def test_32_clients_two_workers(store: str, tmp_path: Path) -> None:
     redis = RedisProcess(tmp_path / "redis") if store == "redis" else None
@@ -101,12 +109,13 @@ def test_32_clients_two_workers(store: str, tmp_path: Path) -> None:
             ref = reference_outputs(order)
             stored = [{**t["rewrite"], "turn": t["turn"]} if "rewrite" in t else {"turn": t["turn"]}
                       for t in turns]
-            assert stored == ref
+            assert stored == ref, _first_diff(stored, ref)
 
             for i in (0, 7, CLIENTS - 1):
                 v = c.get(f"/v1/sessions/{own[i]}").json()
                 assert [(t["role"], t["content"]) for t in v["turns"]] == _client_turns(i)
-                assert own_answers[i] == reference_outputs(_client_turns(i))
+                assert own_answers[i] == reference_outputs(_client_turns(i)), \
+                    _first_diff(own_answers[i], reference_outputs(_client_turns(i)))
             for i in range(CLIENTS):
                 v = c.get(f"/v1/sessions/{own[i]}").json()
                 assert [(t["role"], t["content"]) for t in v["turns"]] == _client_turns(i)

@@ -29,6 +29,7 @@ __all__ = [
     "DEFAULT_RATE_WINDOW",
     "DEFAULT_TTL_SECONDS",
     "DEFAULT_APPEND_DEADLINE",
+    "DEFAULT_LOCK_WAIT",
     "DEFAULT_CACHE_SESSIONS",
     "CONFIG_ENV",
     "Limits",
@@ -56,7 +57,11 @@ DEFAULT_RATE_WINDOW = 60.0
 #: a session that has had no new turn for this long is gone (404)
 DEFAULT_TTL_SECONDS = 7 * 24 * 3600
 #: how long an append keeps retrying after losing a version race before answering 409
-DEFAULT_APPEND_DEADLINE = 30.0
+#: (counted from when it holds the session lock, so queueing behind other turns is free)
+DEFAULT_APPEND_DEADLINE = 60.0
+#: how long an append waits for the session lock before going ahead without it (then
+#: only the version check orders it): an overloaded server answers late, not 409
+DEFAULT_LOCK_WAIT = 120.0
 #: rebuilt sessions a worker keeps in memory (a cache: the store is the truth)
 DEFAULT_CACHE_SESSIONS = 512
 #: environment variable carrying the JSON config to uvicorn worker processes
@@ -161,6 +166,7 @@ class ServiceConfig:
     limits: Limits = field(default_factory=Limits)
     ttl_seconds: float = DEFAULT_TTL_SECONDS
     append_deadline: float = DEFAULT_APPEND_DEADLINE
+    lock_wait: float = DEFAULT_LOCK_WAIT
     cache_sessions: int = DEFAULT_CACHE_SESSIONS
     default_policy: str = "default"
     default_vocabulary: str = "bundled"

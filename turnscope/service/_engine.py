@@ -34,7 +34,14 @@ from turnscope.service._exceptions import (
     SessionFull,
     VersionConflict,
 )
-from turnscope.service._store import SessionMeta, SessionRecord, SessionStore, StoredTurn
+from turnscope.service._store import (
+    LOCK_SLOTS,
+    SessionMeta,
+    SessionRecord,
+    SessionStore,
+    StoredTurn,
+    lock_slot,
+)
 
 __all__ = ["Engine", "SESSION_ID_PATTERN"]
 
@@ -46,9 +53,6 @@ SESSION_ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{16,64}")
 _POLICY_SPEC = re.compile(r"[a-z]+(?::[a-z0-9]+)?")
 #: the largest ``window:W`` accepted (beyond the turn limit it is ``full`` anyway)
 _MAX_WINDOW = 10_000
-#: stripes of per-session locks: requests for one session inside one worker wait for
-#: each other instead of computing the same turn twice and losing the version race
-_STRIPES = 64
 
 
 @dataclass
@@ -76,7 +80,9 @@ class Engine:
         self.limits = config.limits
         self._cache: OrderedDict[str, _Cached] = OrderedDict()
         self._cache_lock = threading.Lock()
-        self._stripes = [threading.Lock() for _ in range(_STRIPES)]
+        # per-slot thread locks: requests for one session inside one worker wait for each
+        # other instead of computing the same turn twice and losing the version race
+        self._stripes = [threading.Lock() for _ in range(LOCK_SLOTS)]
         self._vocab: dict[str, Vocabulary | None] = {}
         self._vocab_lock = threading.Lock()
         self._policies: set[str] = set()
@@ -199,9 +205,12 @@ class Engine:
         """Append a turn; a user turn returns its rewrite output plus ``turn``, an assistant
         turn ``{"turn": n}``. ``if_match`` makes it conditional on the session version."""
         tid = secrets.token_hex(8)
-        deadline = time.monotonic() + self.config.append_deadline
         delay = 0.002
-        with self._stripes[hash(sid) % _STRIPES]:
+        # inside the worker: one thread per session slot; across workers: the store's
+        # session lock. Both only save work; the version check below is the guarantee.
+        with self._stripes[lock_slot(sid)], self.store.session_lock(sid, self.config.lock_wait):
+            # the retry budget starts once this request has its turn, not while it queues
+            deadline = time.monotonic() + self.config.append_deadline
             while True:
                 cached = self._take(sid)
                 rec = self._load(tenant, sid, since=cached.version if cached else 0)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import redis
@@ -33,6 +35,37 @@ return tonumber(v) + 1
 """
 
 
+# KEYS[1] the lock, KEYS[2] a priority claim; ARGV: token, lease ms, "1" if this waiter has
+# waited long. A waiter that has waited long claims priority (one claim at a time); while a
+# claim stands nobody else may take the lock, so no worker's stream of fresh requests can
+# starve another worker's waiter.
+_LOCK = """
+local w = redis.call('GET', KEYS[2])
+if w and w ~= ARGV[1] then return 0 end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  if w then redis.call('DEL', KEYS[2]) end
+  return 1
+end
+if w then
+  redis.call('PEXPIRE', KEYS[2], 2000)
+elseif ARGV[3] == '1' then
+  redis.call('SET', KEYS[2], ARGV[1], 'PX', 2000)
+end
+return 0
+"""
+#: a waiter that has waited this long claims priority
+_STARVING = 0.02
+
+# release a lease only if it is still ours (it may have expired and been taken since)
+_UNLOCK = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+#: how long a session lock lives if its holder dies without releasing it (long enough for a
+#: turn on an overloaded machine; a lease that runs out costs a retry, not a turn)
+_LEASE_MS = 30_000
+
+
 class RedisStore:
     """Sessions in Redis: a hash (meta, version) and a list (turns) per session, both
     with the session TTL, refreshed on every append.
@@ -59,6 +92,8 @@ class RedisStore:
             retry_on_error=[redis.exceptions.ConnectionError, redis.exceptions.TimeoutError],
             health_check_interval=30)
         self._append = self.r.register_script(_APPEND)
+        self._unlock = self.r.register_script(_UNLOCK)
+        self._lock = self.r.register_script(_LOCK)
 
     def _keys(self, session_id: str) -> tuple[str, str]:
         return f"{self.prefix}:{{{session_id}}}", f"{self.prefix}:{{{session_id}}}:turns"
@@ -108,6 +143,34 @@ class RedisStore:
         if res == -1:
             raise VersionConflict(f"session is no longer at version {expected_version}")
         return int(res)
+
+    @contextmanager
+    def session_lock(self, session_id: str, timeout: float) -> Iterator[bool]:
+        key = f"{self.prefix}:{{{session_id}}}:lock"
+        want = f"{self.prefix}:{{{session_id}}}:want"
+        token = secrets.token_hex(8)
+        start = time.monotonic()
+        deadline = start + timeout
+        delay = 0.0005
+        got = False
+        while True:
+            try:
+                starving = "1" if time.monotonic() - start > _STARVING else "0"
+                got = bool(self._lock(keys=[key, want], args=[token, _LEASE_MS, starving]))
+            except redis.exceptions.RedisError:
+                break  # the append itself will report an unreachable store
+            if got or time.monotonic() > deadline:
+                break
+            time.sleep(delay)
+            delay = min(delay * 2, 0.005)
+        try:
+            yield got
+        finally:
+            if got:
+                try:
+                    self._unlock(keys=[key], args=[token])
+                except redis.exceptions.RedisError:
+                    pass  # the lease runs out by itself
 
     def delete(self, session_id: str) -> bool:
         return bool(self._guard(lambda: self.r.delete(*self._keys(session_id))))

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
+import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
 from turnscope._exceptions import ConfigError
 from turnscope.service._exceptions import NotFound, StoreUnavailable, VersionConflict
-from turnscope.service._store import SessionMeta, SessionRecord, StoredTurn
+from turnscope.service._store import SessionMeta, SessionRecord, StoredTurn, lock_slot
 
 __all__ = ["SQLiteStore"]
 
@@ -92,6 +95,12 @@ class SQLiteStore:
             raise ConfigError(f"--store sqlite:{self.path}: folder {self.path.parent} does not exist")
         conn = self._conn()
         self._guard(lambda: conn.executescript(_SCHEMA))
+        # per-session locks across processes: POSIX record locks on one byte per slot of a
+        # side file. The kernel queues waiters and drops a dead process's locks by itself.
+        try:
+            self._lock_fd: int | None = os.open(f"{self.path}.locks", os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError:
+            self._lock_fd = None  # e.g. a read-only folder: appends still serialise by version
 
     # -- connections ---------------------------------------------------------------
     def _conn(self) -> sqlite3.Connection:
@@ -226,6 +235,36 @@ class SQLiteStore:
                     p.error = StoreUnavailable("session store error: the turn could not be written")
                 p.done = True
 
+    @contextmanager
+    def session_lock(self, session_id: str, timeout: float) -> Iterator[bool]:
+        # POSIX locks belong to the process, not the thread: the engine's own per-slot
+        # thread lock (same lock_slot) keeps two threads of one process apart
+        fd = self._lock_fd
+        slot = lock_slot(session_id)
+        got = False
+        if fd is not None:
+            try:
+                # blocking: the kernel wakes a waiting process the moment the holder lets go,
+                # before the holder's next thread can take the slot again, so two workers
+                # alternate instead of one starving the other
+                fcntl.lockf(fd, fcntl.LOCK_EX, 1, slot)
+                got = True
+            except OSError:
+                # EDEADLK: the kernel sees two processes each waiting for a slot the other
+                # holds (different threads, so not a real deadlock): poll until the timeout
+                deadline = time.monotonic() + timeout
+                while not got and time.monotonic() < deadline:
+                    try:
+                        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, slot)
+                        got = True
+                    except OSError:
+                        time.sleep(0.002)
+        try:
+            yield got
+        finally:
+            if got and fd is not None:
+                fcntl.lockf(fd, fcntl.LOCK_UN, 1, slot)
+
     def delete(self, session_id: str) -> bool:
         conn = self._conn()
 
@@ -247,6 +286,9 @@ class SQLiteStore:
         self._guard(lambda: conn.execute("SELECT 1 FROM sessions LIMIT 1").fetchall())
 
     def close(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
         conn = getattr(self._local, "conn", None)
         if conn is not None:
             conn.close()

@@ -16,12 +16,24 @@ lost, reordered or duplicated.
 from __future__ import annotations
 
 import json
+import zlib
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from turnscope._exceptions import ConfigError
 
-__all__ = ["SessionMeta", "StoredTurn", "SessionRecord", "SessionStore", "open_store"]
+__all__ = ["SessionMeta", "StoredTurn", "SessionRecord", "SessionStore", "open_store", "lock_slot",
+           "LOCK_SLOTS"]
+
+#: per-session locks are striped over this many slots (threads and processes alike)
+LOCK_SLOTS = 1024
+
+
+def lock_slot(session_id: str) -> int:
+    """The lock slot of a session: the same in every process (unlike ``hash()``), so a
+    worker's thread lock and the store's cross-process lock cover the same sessions."""
+    return zlib.crc32(session_id.encode("utf-8")) % LOCK_SLOTS
 
 
 @dataclass(frozen=True)
@@ -124,6 +136,16 @@ class SessionStore(Protocol):
 
     def delete(self, session_id: str) -> bool:
         """Remove the session; False when there was none."""
+        ...
+
+    def session_lock(self, session_id: str, timeout: float) -> AbstractContextManager[bool]:
+        """Hold the session's cross-process lock while a turn is computed; yields whether it
+        was acquired within ``timeout``.
+
+        It only saves work: workers on one session queue instead of computing the same
+        turn and losing the version race. Correctness never depends on it (the version
+        check in :meth:`append` does not trust it), so a lock lost to a crash or a lease
+        that runs out costs a retry, never a turn."""
         ...
 
     def ping(self) -> None:
