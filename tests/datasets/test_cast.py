@@ -177,7 +177,7 @@ def test_human_is_the_ceiling_on_cast2020(cast20: list[dict[str, Any]]) -> None:
 
 def test_unknown_year_is_an_input_error(data_root: Path) -> None:
     with pytest.raises(InputError, match="2019"):
-        load_cast(2021, data_root)
+        load_cast(2022, data_root)
 
 
 def test_missing_data_root_names_path_and_env_var(tmp_path: Path) -> None:

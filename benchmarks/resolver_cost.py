@@ -1,0 +1,84 @@
+"""What the learned resolver costs: time per exchange, against the rules alone, in one run.
+
+    python benchmarks/resolver_cost.py [--conversations 6]
+
+Replays CAsT 2021 development conversations (answers are long passages, so every
+exchange embeds several sentences) through a session with the learned resolver and
+through one without it (the rules alone), and reports the median time per exchange
+(the user turn's rewrite plus the assistant turn that follows) for both, their ratio,
+and how many texts each exchange embedded. The shipped model's size and the training
+time it records are printed beside. Absolute times on a shared 2-core machine are
+noise; the ratio is the figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from importlib import resources
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from turnscope import Session
+from turnscope.datasets import load_cast
+from turnscope.resolver import CachedEmbedder, Resolver
+
+
+def exchanges(items: list[dict[str, Any]]) -> list[list[tuple[str, str]]]:
+    convs: dict[str, list[tuple[str, str]]] = {}
+    for it in items:
+        convs.setdefault(it["conversation"], [])
+    for conv in convs:
+        last = [it for it in items if it["conversation"] == conv][-1]
+        turns = [(t["role"], t["content"]) for t in last["prefix"]] + [("user", last["follow_up"])]
+        convs[conv] = turns
+    return list(convs.values())
+
+
+def run(convs: list[list[tuple[str, str]]], make: Any) -> tuple[list[float], int]:
+    times: list[float] = []
+    texts = 0
+    for turns in convs:
+        s = make()
+        for k in range(0, len(turns) - 1, 2):
+            (_, u), (_, a) = turns[k], turns[k + 1]
+            t0 = time.perf_counter()
+            s.user(u)
+            s.assistant(a)
+            times.append(time.perf_counter() - t0)
+        emb = getattr(s.embedded.resolver, "embedder", None)
+        texts += emb.misses if emb is not None else 0
+    return times, texts
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--conversations", type=int, default=6)
+    args = ap.parse_args()
+    convs = exchanges(load_cast(2021, part="dev"))[: args.conversations]
+    console = Console(width=120)
+    # a fresh embedder per session: nothing is cached from an earlier conversation
+    learned, n_texts = run(convs, lambda: Session(resolver=Resolver.load(embedder=CachedEmbedder())))
+    rules, _ = run(convs, lambda: Session(resolver=None))
+    n = len(learned)
+    table = Table(title=f"time per exchange, {len(convs)} CAsT 2021 dev conversations, {n} exchanges")
+    for col in ("system", "median ms", "p90 ms", "ratio to rules (median)"):
+        table.add_column(col, justify="right")
+    med_r = statistics.median(rules)
+    for name, ts in (("rules alone", rules), ("learned resolver", learned)):
+        med = statistics.median(ts)
+        p90 = sorted(ts)[int(0.9 * (len(ts) - 1))]
+        table.add_row(name, f"{med * 1000:.1f}", f"{p90 * 1000:.1f}", f"{med / med_r:.2f}")
+    console.print(table)
+    path = resources.files("turnscope") / "data" / "models" / "resolver.txt"
+    meta = Resolver.load().meta
+    console.print(f"texts embedded per exchange: {n_texts / n:.1f} (each new turn once: the message, "
+                  f"every sentence of the answer); model file {len(path.read_bytes()) / 1e6:.2f} MB; "
+                  f"trained on {meta['trained_on']}")
+
+
+if __name__ == "__main__":
+    main()
