@@ -17,7 +17,7 @@ from turnscope import (
 )
 
 SPEC_FIELDS = {"id", "query", "reference_class", "topic_shift", "entities", "scope", "backend",
-               "fallback", "fallback_reason"}
+               "fallback", "fallback_reason", "carried"}
 REFERENCE_CLASSES = {"standalone", "textual_immediate", "textual_earlier", "situational_page",
                      "situational_site"}
 PREFIX = [
@@ -111,6 +111,9 @@ def test_to_output_has_exactly_the_spec_fields() -> None:
     assert out["scope"]["policy"] == "default"
     for e in out["entities"]:
         assert set(e) == {"type", "name", "status"}
+    # what was carried is in the query, in the order it appears there
+    positions = [out["query"].find(c) for c in out["carried"]]
+    assert all(p >= 0 for p in positions) and positions == sorted(positions)
 
 
 def test_to_output_without_an_id_omits_it() -> None:

@@ -15,7 +15,7 @@ from turnscope.cli import app
 
 REPO = Path(__file__).resolve().parents[2]
 SPEC_FIELDS = {"id", "query", "reference_class", "topic_shift", "entities", "scope", "backend",
-               "fallback", "fallback_reason"}
+               "fallback", "fallback_reason", "carried"}
 WIDE = {"COLUMNS": "200"}
 
 ORDINAL = {

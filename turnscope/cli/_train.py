@@ -26,12 +26,37 @@ def train(
     limit: Annotated[int, typer.Option(help="Keep the first N items of each set (0: all).", min=0)] = 0,
     cache: Annotated[bool, typer.Option(
         help="Keep e5 embeddings under $TURNSCOPE_CACHE so a second run embeds nothing.")] = True,
+    only: Annotated[str, typer.Option(
+        help="'all' (the shift detector, then the resolver, which reads it), 'resolver' or 'shift'.")] = "all",
 ) -> None:
-    """Train the learned resolver on the development sets of docs/splits.md (seeded, deterministic)."""
+    """Train the learned models on the sets of docs/splits.md (seeded, deterministic):
+    the topic-shift detector (TopiOCQA train part + TIAGE train), then the resolver
+    (CAsT 2019, CANARD, the CAsT 2021 dev half), which reads the detector's probability."""
     from turnscope.resolver._train import train_resolver
     from turnscope.retrieval._cache import default_cache_dir
 
     console = Console(stderr=True)
+    if only not in ("all", "resolver", "shift"):
+        console.print(f"error: --only must be all, resolver or shift, got {only!r}", markup=False,
+                      highlight=False)
+        raise typer.Exit(2)
+    if only in ("all", "shift"):
+        from turnscope.resolver import _shift
+        from turnscope.resolver._shift_train import train_shift
+
+        try:
+            shift = train_shift(data_root, PACKAGE_MODELS / "shift.txt", seed=seed, use_cache=cache,
+                                console=console)
+        except TurnscopeError as exc:
+            console.print(f"error: {exc}", markup=False, highlight=False)
+            raise typer.Exit(1) from None
+        # the resolver's features read the detector: use the model just written
+        _shift.shipped_model.cache_clear()
+        _shift._default_detector.cache_clear()
+        console.print(f"shift detector: threshold {shift.threshold:.3f}, cross-validated F1 {shift.cv_f1:.3f}",
+                      markup=False, highlight=False)
+        if only == "shift":
+            return
     cache_path = default_cache_dir() / "resolver-embeddings.npz" if cache else None
     try:
         report = train_resolver(data_root, output, seed=seed, limit=limit or None, cache=cache_path,

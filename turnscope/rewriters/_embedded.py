@@ -53,7 +53,7 @@ from turnscope.references._classify import (
     english_pronoun,
 )
 from turnscope.resolver import Resolver, default_resolver
-from turnscope.resolver._ranker import history_of
+from turnscope.resolver._ranker import history_of, session_shift, shift_threshold
 from turnscope.rewriters._base import EMBEDDED, RewriteRequest, RewriteResult
 from turnscope.scope import Message, Scope
 
@@ -236,8 +236,10 @@ class EmbeddedRewriter:
             if self._unavailable:
                 trace["resolver"] = {"unavailable": self._unavailable}
             return None
-        res = resolver.resolve(text, history_of(state))
+        shift = session_shift(state, msg.index, msg.text, resolver)
+        res = resolver.resolve(text, history_of(state), shift=shift)
         trace["resolver"] = res.trace()
+        trace["shift_probability"] = round(shift, 4)
         return res.query, res.carried
 
     # ------------------------------------------------------------------------------
@@ -302,7 +304,14 @@ class EmbeddedRewriter:
         named = [m for m in entities if not m.is_attribute]
         if focus is None:
             focus = self._primary(named, text, lang)
-        topic_shift = self._topic_shift(msg.classification.pivot, cls_used, named, scope, state)
+        if "shift_probability" in trace:
+            # the learned detector replaces the "every name is new" rule; a message that
+            # needed an earlier phrase continues its subject whatever the detector says
+            # (it scores drift into the previous answer as a shift: see its module)
+            topic_shift = cls_used is ReferenceClass.STANDALONE and not carried \
+                and float(trace["shift_probability"]) >= shift_threshold()  # type: ignore[arg-type]
+        else:
+            topic_shift = self._topic_shift(msg.classification.pivot, cls_used, named, scope, state)
         return RewriteResult(
             query=text,
             reference_class=c.spec_class,
