@@ -29,10 +29,10 @@ from turnscope.resolver._shift import (
     shipped_model_path,
 )
 from turnscope.resolver._shift_train import (
+    assign_folds,
     embed_conversations,
     fit_shift_model,
     replay,
-    split_conversations,
 )
 from turnscope.scope import SegmentPolicy, get_policy
 
@@ -205,14 +205,36 @@ def test_fit_is_deterministic_and_round_trips(tiny_model: ShiftModel, tmp_path: 
     assert np.allclose(loaded.probabilities(rows), tiny_model.probabilities(rows))
 
 
-def test_split_keeps_conversations_whole_and_is_seeded() -> None:
+def test_folds_keep_conversations_whole_and_are_seeded() -> None:
     embedded, _, _ = embed_conversations(FIXTURE, "fixture", default_encoder(), progress=False)
-    fit, held = split_conversations(embedded, seed=3)
-    assert len(fit) + len(held) == len(FIXTURE) and held and fit
-    assert {c.turns[0].conversation for c in fit}.isdisjoint(
-        {c.turns[0].conversation for c in held})
-    fit2, held2 = split_conversations(embedded, seed=3)
-    assert [c.turns[0].conversation for c in held2] == [c.turns[0].conversation for c in held]
+    folds = assign_folds(embedded, seed=3, folds=3)
+    assert len(folds) == len(FIXTURE) and set(folds) == {0, 1, 2}
+    # dealt round-robin after a seeded shuffle: fold sizes differ by at most one
+    sizes = [folds.count(k) for k in range(3)]
+    assert max(sizes) - min(sizes) <= 1
+    assert assign_folds(embedded, seed=3, folds=3) == folds
+    assert assign_folds(embedded, seed=4, folds=3) != folds
+
+
+def test_replay_with_static_rows_is_the_tracker_replayed() -> None:
+    """The fast replay (static rows + segment columns) must equal a tracker fed turn by turn."""
+    embedded, _, _ = embed_conversations(FIXTURE[:4], "fixture", default_encoder(),
+                                         progress=False)
+    model = shipped_model()
+    rows, _, probs, owner = replay(embedded, model.probabilities, model.threshold)
+    for i, c in enumerate(embedded):
+        tracker = ShiftTracker()
+        expected = []
+        for k, turn in enumerate(c.turns):
+            if k:
+                f = tracker.features(turn.question, c.questions[k])
+                expected.append(f.as_row())
+                shift = model.probability(f) >= model.threshold
+            else:
+                shift = False
+            tracker.add_user(turn.question, c.questions[k], shift)
+            tracker.add_assistant(turn.answer, c.answers[k])
+        assert np.allclose(rows[owner == i], np.stack(expected), equal_nan=True)
 
 
 def test_model_file_errors(tmp_path: Path, tiny_model: ShiftModel) -> None:

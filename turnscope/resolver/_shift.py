@@ -81,7 +81,7 @@ import threading
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol
@@ -102,6 +102,8 @@ __all__ = [
     "FEATURE_NAMES",
     "MODEL_FORMAT",
     "RECENT_TURNS",
+    "SEGMENT_COLUMNS",
+    "SegmentCentroid",
     "ShiftDetector",
     "ShiftFeatures",
     "ShiftModel",
@@ -256,7 +258,31 @@ class ShiftFeatures:
 
 #: the model's columns, in order
 FEATURE_NAMES: tuple[str, ...] = tuple(f.name for f in fields(ShiftFeatures))
+#: the columns that depend on the detector's earlier decisions (see SegmentCentroid)
+SEGMENT_COLUMNS: tuple[int, int] = (FEATURE_NAMES.index("cos_segment"),
+                                    FEATURE_NAMES.index("segment_turns"))
 _CUE_COLUMN = FEATURE_NAMES.index("change_cue")
+
+
+class SegmentCentroid:
+    """The current segment's user turns as a running sum: the one part of the features
+    that depends on the detector's own earlier decisions."""
+
+    def __init__(self) -> None:
+        self.total: np.ndarray | None = None
+        self.count = 0
+
+    def cos(self, vec: np.ndarray) -> float:
+        return _cos(vec, self.total)
+
+    def add(self, vec: np.ndarray, shift: bool) -> None:
+        """Fold in a user turn; ``shift`` restarts the segment at it."""
+        v = vec.astype(np.float64)
+        if shift or self.total is None:
+            self.total, self.count = v.copy(), 1
+        else:
+            self.total = self.total + v
+            self.count += 1
 
 
 class ShiftTracker:
@@ -272,8 +298,7 @@ class ShiftTracker:
 
     def __init__(self) -> None:
         self.user_turns = 0
-        self._segment_sum: np.ndarray | None = None
-        self._segment_count = 0
+        self.segment = SegmentCentroid()
         self._all_sum: np.ndarray | None = None
         self._first_q: np.ndarray | None = None
         self._prev_q: np.ndarray | None = None
@@ -299,13 +324,13 @@ class ShiftTracker:
         answer_only = (self._prev_a_words - self._asked_words) if self._prev_a_words is not None \
             else None
         return ShiftFeatures(
-            cos_segment=_cos(vec, self._segment_sum),
+            cos_segment=self.segment.cos(vec),
             cos_conversation=_cos(vec, self._all_sum),
             cos_prev_question=cos_q,
             cos_prev_answer=cos_a,
             cos_first_question=_cos(vec, self._first_q),
             cos_recent_max=max(recent) if recent else math.nan,
-            segment_turns=float(self._segment_count),
+            segment_turns=float(self.segment.count),
             new_word_share=1.0 - _share(words, self._seen_words) if words else math.nan,
             new_name_share=1.0 - _share(names, self._seen_tokens) if names else math.nan,
             answer_overlap=_share(words, self._prev_a_words) if self._prev_a_words is not None
@@ -331,11 +356,7 @@ class ShiftTracker:
     def add_user(self, text: str, vec: np.ndarray, shift: bool) -> None:
         """Fold in a user turn; ``shift`` (the detector's decision) starts a new segment."""
         v = vec.astype(np.float64)
-        if shift or self._segment_sum is None:
-            self._segment_sum, self._segment_count = v.copy(), 1
-        else:
-            self._segment_sum = self._segment_sum + v
-            self._segment_count += 1
+        self.segment.add(v, shift)
         self._all_sum = v.copy() if self._all_sum is None else self._all_sum + v
         if self._first_q is None:
             self._first_q = v
@@ -392,9 +413,10 @@ class ShiftModel:
         if not 0.0 < self.threshold < 1.0:
             raise ConfigError(f"shift model threshold must lie in (0, 1), got {self.threshold}")
 
-    @property
+    @cached_property
     def fingerprint(self) -> str:
-        """A short hash of the model text: tells two models apart in a shared memo."""
+        """A short hash of the model text: tells two models apart in a shared memo
+        (computed once: serialising the booster takes milliseconds)."""
         return hashlib.sha256(self.to_text().encode("utf-8")).hexdigest()[:12]
 
     def probabilities(self, rows: np.ndarray) -> np.ndarray:
