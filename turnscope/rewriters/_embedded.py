@@ -227,6 +227,11 @@ class EmbeddedRewriter:
             trace["resolver"] = {"unavailable": self._unavailable}
         if msg.lang != "en" or c.pivot or self._resolver is None:
             return None
+        if self.extractor.vocabulary.types:
+            # a declared domain: its typed slots (supersession by type, kinds, aliases) are
+            # the structure the rules read; the learned resolver is for open-domain talk,
+            # where nothing names the entities
+            return None
         if c.reference_class not in (ReferenceClass.STANDALONE, ReferenceClass.IMMEDIATE):
             return None  # screen deixis and explicit recall read their own stores
         if set(c.cues) & _STRUCTURAL_CUES:
