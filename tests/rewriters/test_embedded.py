@@ -1,4 +1,6 @@
 """The embedded rewriter, driven through ``Session`` with the bundled vocabularies."""
+# These tests pin the embedded *rules* (the resolver=None path); the learned resolver has
+# its own tests in tests/resolver.
 
 from __future__ import annotations
 
@@ -40,7 +42,7 @@ SCREEN = {"page_title": "Billing export API",
 
 def rewrite(conversation: list[tuple[str, str]], message: str, *, policy: str = "default",
             vocab: str = "cloud", screen: dict[str, str] | None = None) -> str:
-    s = Session(policy=policy, vocabulary=bundled_vocabulary(vocab))
+    s = Session(resolver=None, policy=policy, vocabulary=bundled_vocabulary(vocab))
     for role, text in conversation:
         s.add(role, text)
     return s.user(message, screen=screen).query
@@ -92,7 +94,7 @@ def test_ellipsis_with_same_type_contrast() -> None:
 # -- pivot ---------------------------------------------------------------------------
 
 def test_pivot_carries_nothing() -> None:
-    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    s = Session(resolver=None, vocabulary=bundled_vocabulary("cloud"))
     for role, text in SPEC_CONVERSATION:
         s.add(role, text)
     r = s.user("ok different question — is the billing export API paginated?")
@@ -106,7 +108,7 @@ def test_pivot_carries_nothing() -> None:
 # -- situational ---------------------------------------------------------------------
 
 def test_this_page_reads_the_screen_title() -> None:
-    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    s = Session(resolver=None, vocabulary=bundled_vocabulary("cloud"))
     r = s.user("what's on this page?", screen=SCREEN)
     assert r.reference_class == "situational_page"
     assert "Billing export API" in r.query
@@ -114,7 +116,7 @@ def test_this_page_reads_the_screen_title() -> None:
 
 
 def test_this_site_reads_the_screen_site() -> None:
-    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    s = Session(resolver=None, vocabulary=bundled_vocabulary("cloud"))
     r = s.user("what other articles are on this site?", screen=SCREEN)
     assert r.reference_class == "situational_site"
     assert "docs.nimbus.example" in r.query
@@ -122,7 +124,7 @@ def test_this_site_reads_the_screen_site() -> None:
 
 
 def test_situational_uses_the_screen_of_a_recent_turn() -> None:
-    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    s = Session(resolver=None, vocabulary=bundled_vocabulary("cloud"))
     s.user("how do I paginate?", screen=SCREEN)
     s.assistant("Pass the page token from the previous response.")
     r = s.user("what's on this page?")
@@ -130,7 +132,7 @@ def test_situational_uses_the_screen_of_a_recent_turn() -> None:
 
 
 def test_japanese_this_page_reads_the_screen() -> None:
-    s = Session(vocabulary=bundled_vocabulary("ja_site"))
+    s = Session(resolver=None, vocabulary=bundled_vocabulary("ja_site"))
     r = s.user("このページは何？", screen={"page_title": "料金プラン",
                                           "page_url": "https://example.jp/pricing",
                                           "site": "example.jp"})
@@ -234,7 +236,7 @@ def _first_lower(s: str) -> str:
 @pytest.mark.parametrize(("message", "expected"), STANDALONE)
 def test_standalone_query_is_the_message_minus_its_preamble(
         history: list[tuple[str, str]], label: str, message: str, expected: str) -> None:
-    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    s = Session(resolver=None, vocabulary=bundled_vocabulary("cloud"))
     for role, text in history:
         s.add(role, text)
     r = s.user(message)
@@ -279,7 +281,7 @@ def test_full_contaminates_where_default_does_not() -> None:
 
 def test_relevant_with_nothing_recalled_adds_nothing() -> None:
     # the relevant policy showed no turn and no slot: the rewrite cannot import an entity
-    s = Session(policy="relevant", vocabulary=bundled_vocabulary("cloud"))
+    s = Session(resolver=None, policy="relevant", vocabulary=bundled_vocabulary("cloud"))
     for role, text in REGIONS:
         s.add(role, text)
     r = s.user("What's the uptime SLA on the second one?")
@@ -290,7 +292,7 @@ def test_relevant_with_nothing_recalled_adds_nothing() -> None:
 
 # -- threads and kinds ---------------------------------------------------------------------
 def test_back_to_the_other_thing_returns_to_the_previous_thread() -> None:
-    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    s = Session(resolver=None, vocabulary=bundled_vocabulary("cloud"))
     for role, text in [
         ("user", "we're looking at VPC peering between Frankfurt and Virginia, is that possible?"),
         ("assistant", "Yes, VPC peering works between any two regions."),
@@ -306,7 +308,7 @@ def test_back_to_the_other_thing_returns_to_the_previous_thread() -> None:
 
 
 def test_the_other_kind_is_the_superseded_one() -> None:
-    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    s = Session(resolver=None, vocabulary=bundled_vocabulary("cloud"))
     for role, text in [
         ("user", "postgres — can backups go to another region"),
         ("assistant", "Yes, managed Postgres ships backups to the DR pair region."),
@@ -320,7 +322,7 @@ def test_the_other_kind_is_the_superseded_one() -> None:
 
 
 def test_bridging_definite_takes_the_topic_in_an_unseen_domain() -> None:
-    s = Session()
+    s = Session(resolver=None)
     s.user("What is Lyme disease?")
     s.user("Can it kill you?")
     r = s.user("How reliable is the test?")
@@ -328,7 +330,7 @@ def test_bridging_definite_takes_the_topic_in_an_unseen_domain() -> None:
 
 
 def test_bare_noun_question_moves_the_topic() -> None:
-    s = Session()
+    s = Session(resolver=None)
     s.user("How do you sleep after jet lag?")
     s.user("What is melatonin?")
     r = s.user("How was it discovered?")
@@ -336,7 +338,7 @@ def test_bare_noun_question_moves_the_topic() -> None:
 
 
 def test_ordinal_on_a_closed_thread_list_brings_the_lists_property() -> None:
-    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    s = Session(resolver=None, vocabulary=bundled_vocabulary("cloud"))
     for role, text in [
         ("user", "which regions in europe support customer managed keys?"),
         ("assistant", "Customer-managed keys are available in Frankfurt, Dublin and Paris."),
@@ -352,7 +354,7 @@ def test_ordinal_on_a_closed_thread_list_brings_the_lists_property() -> None:
 
 
 def test_ordinal_on_the_latest_list_adds_nothing_more() -> None:
-    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    s = Session(resolver=None, vocabulary=bundled_vocabulary("cloud"))
     s.user("which regions in europe support customer managed keys?")
     s.assistant("Customer-managed keys are available in Frankfurt, Dublin and Paris.")
     r = s.user("what's the uptime SLA on the third one?")
@@ -360,7 +362,7 @@ def test_ordinal_on_the_latest_list_adds_nothing_more() -> None:
 
 
 def test_modifier_one_found_in_the_answers_that_described_it() -> None:
-    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    s = Session(resolver=None, vocabulary=bundled_vocabulary("cloud"))
     for role, text in [
         ("user", "usage export api rate limit?"),
         ("assistant", "The usage export API allows 120 requests per minute per organization."),
@@ -373,7 +375,7 @@ def test_modifier_one_found_in_the_answers_that_described_it() -> None:
 
 
 def test_it_does_not_stand_for_a_person() -> None:
-    s = Session()
+    s = Session(resolver=None)
     s.user("What is the functionalist theory?")
     s.user("What is Herbert Spencer known for?")
     s.user("How is his work related to Comte?")  # "his": Herbert Spencer is a person
@@ -382,7 +384,7 @@ def test_it_does_not_stand_for_a_person() -> None:
 
 
 def test_she_finds_the_possessor_and_he_is_not_her() -> None:
-    s = Session()
+    s = Session(resolver=None)
     s.user("What is Melania Trump's religion?")
     assert "Melania Trump" in s.user("Does she have children?").query
     r = s.user("How old is he?")
@@ -390,7 +392,7 @@ def test_she_finds_the_possessor_and_he_is_not_her() -> None:
 
 
 def test_he_with_no_person_is_left_alone() -> None:
-    s = Session()
+    s = Session(resolver=None)
     s.user("What is the Black Lives Matter campaign?")
     assert s.user("Why was he acquitted?").query == "Why was he acquitted?"
 
@@ -400,13 +402,13 @@ def test_he_with_no_person_is_left_alone() -> None:
     "e-Discovery?  What's that?",
 ])
 def test_a_pronoun_bound_inside_its_own_message_is_kept(text: str) -> None:
-    s = Session()
+    s = Session(resolver=None)
     s.user("What is Emilia-Romagna famous for?")
     assert s.user(text).query == text
 
 
 def test_two_pronouns_two_antecedents() -> None:
-    s = Session()
+    s = Session(resolver=None)
     s.user("Tell me about the Bronze Age collapse.")
     s.user("Who were the Sea Peoples?")
     r = s.user("What was their role in it?")
@@ -414,7 +416,7 @@ def test_two_pronouns_two_antecedents() -> None:
 
 
 def test_ordinal_of_the_two_counts_in_the_order_of_introduction() -> None:
-    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    s = Session(resolver=None, vocabulary=bundled_vocabulary("cloud"))
     for role, text in [
         ("user", "we're picking between paris and stockholm, which has better dr numbers?"),
         ("assistant", "Both Paris and Stockholm document an RPO of 1 hour."),
@@ -429,7 +431,7 @@ def test_ordinal_of_the_two_counts_in_the_order_of_introduction() -> None:
 
 
 def test_modifier_spelled_by_a_list_members_alias() -> None:
-    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    s = Session(resolver=None, vocabulary=bundled_vocabulary("cloud"))
     s.user("which two regions have hsm backed keys")
     s.assistant("HSM-backed keys are offered only in Frankfurt (eu-central-1) and Virginia (us-east-1).")
     r = s.user("for the us one of the two, what's the sla")
@@ -437,7 +439,7 @@ def test_modifier_spelled_by_a_list_members_alias() -> None:
 
 
 def test_point_n_reads_the_numbered_list_and_keeps_its_subject() -> None:
-    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    s = Session(resolver=None, vocabulary=bundled_vocabulary("cloud"))
     for role, text in [
         ("user", "anything i should know before moving to managed redis"),
         ("assistant", "A few things: 1) persistence is off by default; 2) backups are kept for "
@@ -451,7 +453,7 @@ def test_point_n_reads_the_numbered_list_and_keeps_its_subject() -> None:
 
 
 def test_that_after_what_happens_if_is_the_event() -> None:
-    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    s = Session(resolver=None, vocabulary=bundled_vocabulary("cloud"))
     s.user("what happens if i disable a customer-managed key")
     s.assistant("Disabling a CMK makes every resource encrypted with it inaccessible.")
     assert s.user("is that logged anywhere?").query == \
@@ -459,7 +461,7 @@ def test_that_after_what_happens_if_is_the_event() -> None:
 
 
 def test_those_after_an_answer_naming_several_is_all_of_them() -> None:
-    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    s = Session(resolver=None, vocabulary=bundled_vocabulary("cloud"))
     s.user("does the usage export have cost data")
     s.assistant("No — for costs, use the billing export API or the reporting export API.")
     r = s.user("ok which of those is cheaper to call")
@@ -468,7 +470,7 @@ def test_those_after_an_answer_naming_several_is_all_of_them() -> None:
 
 
 def test_a_place_frames_later_questions_about_things_there() -> None:
-    s = Session()
+    s = Session(resolver=None)
     s.user("What are some interesting things around Ann Arbor?")
     assert s.user("Are there any film festivals?").query == \
         "Are there any film festivals in Ann Arbor?"
@@ -478,7 +480,7 @@ def test_a_place_frames_later_questions_about_things_there() -> None:
 
 
 def test_a_new_place_replaces_the_frame_and_a_pivot_clears_it() -> None:
-    s = Session()
+    s = Session(resolver=None)
     s.user("What is there to do in Boise?")
     s.user("What is worth seeing in Washington D.C.?")
     assert "Boise" not in s.user("Which museums are the most popular?").query
@@ -487,7 +489,7 @@ def test_a_new_place_replaces_the_frame_and_a_pivot_clears_it() -> None:
 
 
 def test_a_message_naming_nothing_finds_its_thread_by_its_words() -> None:
-    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    s = Session(resolver=None, vocabulary=bundled_vocabulary("cloud"))
     for role, text in [
         ("user", "what's the uptime sla for dublin"),
         ("assistant", "Dublin (eu-west-1) is covered by a 99.95% monthly uptime SLA."),
@@ -504,7 +506,7 @@ def test_a_message_naming_nothing_finds_its_thread_by_its_words() -> None:
 
 
 def test_the_kind_noun_in_an_answer_names_the_entity_in_play() -> None:
-    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    s = Session(resolver=None, vocabulary=bundled_vocabulary("cloud"))
     s.user("we're thinking of moving to the business support plan, what does it cost")
     s.assistant("The Business support plan costs $100 per month.")
     s.user("and who can make the switch on our account")
@@ -515,7 +517,7 @@ def test_the_kind_noun_in_an_answer_names_the_entity_in_play() -> None:
 
 
 def test_your_database_is_not_a_reference_to_the_entity() -> None:
-    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    s = Session(resolver=None, vocabulary=bundled_vocabulary("cloud"))
     s.user("my app needs to reach postgres without going over the public internet")
     s.assistant("Two options: VPC peering between your VPC and the one your database lives "
                 "in, or private endpoints, which let resources reach managed Postgres.")
@@ -524,7 +526,7 @@ def test_your_database_is_not_a_reference_to_the_entity() -> None:
 
 
 def test_the_first_kind_you_described_counts_over_the_conversation() -> None:
-    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    s = Session(resolver=None, vocabulary=bundled_vocabulary("cloud"))
     for role, text in [
         ("user", "reporting export formats?"),
         ("assistant", "Reporting exports come as JSON or CSV."),
@@ -537,7 +539,7 @@ def test_the_first_kind_you_described_counts_over_the_conversation() -> None:
 
 
 def test_japanese_zero_anaphora_reaches_a_superseded_subject_the_domain_ties_to() -> None:
-    s = Session(vocabulary=bundled_vocabulary("ja_site"))
+    s = Session(resolver=None, vocabulary=bundled_vocabulary("ja_site"))
     for role, text in [
         ("user", "受付キオスクって、来客が来たら担当者に知らせてくれる？"),
         ("assistant", "はい、おもてなし受付では、来訪者が担当者を選ぶと、Slackで担当者に通知が届きます。"),
@@ -550,7 +552,7 @@ def test_japanese_zero_anaphora_reaches_a_superseded_subject_the_domain_ties_to(
 
 
 def test_she_is_not_a_club() -> None:
-    s = Session()
+    s = Session(resolver=None)
     s.user("What is Melania Trump's religion?")
     s.user("They met at the Kit Kat Club?  Where is that?")
     r = s.user("When did she become a model?")
@@ -558,7 +560,7 @@ def test_she_is_not_a_club() -> None:
 
 
 def test_a_settlement_name_replaces_the_place_frame() -> None:
-    s = Session()
+    s = Session(resolver=None)
     s.user("How does the climate in Utah compare to the rest of the country?")
     s.user("How does Salt Lake City differ?")
     r = s.user("What are the important events that happen in the city?")
@@ -566,14 +568,14 @@ def test_a_settlement_name_replaces_the_place_frame() -> None:
 
 
 def test_what_they_stood_for_is_a_group_not_a_he() -> None:
-    s = Session()
+    s = Session(resolver=None)
     s.user("Why were the Dead such an influential live band?")
     assert "Dead" in s.user("Why did they allow live recordings?").query
     assert "Dead" not in s.user("How did he lose his finger?").query
 
 
 def test_an_item_that_is_not_a_subject_keeps_the_lists_subject() -> None:
-    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    s = Session(resolver=None, vocabulary=bundled_vocabulary("cloud"))
     s.user("how do i make managed redis durable")
     s.assistant("You can enable RDB snapshots or AOF persistence on managed Redis.")
     r = s.user("whats the perf hit of the second")
@@ -581,7 +583,7 @@ def test_an_item_that_is_not_a_subject_keeps_the_lists_subject() -> None:
 
 
 def test_an_ordinal_with_no_aspect_of_its_own_asks_about_the_lists_aspect() -> None:
-    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    s = Session(resolver=None, vocabulary=bundled_vocabulary("cloud"))
     s.user("rate limits for the export apis?")
     s.assistant("They differ: the billing export API allows 60 requests per minute, the reporting "
                 "export API 10 per minute, and the usage export API 120 per minute.")
@@ -590,7 +592,7 @@ def test_an_ordinal_with_no_aspect_of_its_own_asks_about_the_lists_aspect() -> N
 
 
 def test_going_back_to_a_kind_names_the_entity_of_that_kind() -> None:
-    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    s = Session(resolver=None, vocabulary=bundled_vocabulary("cloud"))
     for role, text in [
         ("user", "is redis persistence on by default"),
         ("assistant", "No, managed Redis persistence is off by default."),
@@ -603,7 +605,7 @@ def test_going_back_to_a_kind_names_the_entity_of_that_kind() -> None:
 
 
 def test_a_predicate_that_echoes_the_answer_finds_what_the_answer_said_it_of() -> None:
-    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    s = Session(resolver=None, vocabulary=bundled_vocabulary("cloud"))
     s.user("ok. how does frankfurt's sla compare to paris")
     s.assistant("Frankfurt (eu-central-1) has a 99.99% multi-AZ uptime SLA and Paris (eu-west-3) "
                 "99.9%. Paris also offers CMK in public preview, which isn't covered by the SLA.")
