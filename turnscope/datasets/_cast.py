@@ -227,8 +227,8 @@ def _load_2019(root: Path) -> list[list[_Turn]]:
     return out
 
 
-def _load_2020(root: Path) -> list[list[_Turn]]:
-    path = root / _CAST20_TOPICS
+def _load_manual(path: Path, *, with_passage: bool) -> list[list[_Turn]]:
+    """CAsT 2020 / 2021 manual topics (same layout; 2021 adds the canonical passage)."""
     out: list[list[_Turn]] = []
     for topic, turns in _topic_turns(path):
         conv: list[_Turn] = []
@@ -242,32 +242,19 @@ def _load_2020(root: Path) -> list[list[_Turn]]:
                     human=_field(turn, "manual_rewritten_utterance", str, where).strip(),
                     automatic=_field(turn, "automatic_rewritten_utterance", str, where).strip(),
                     utterance_type=None,
+                    response=_field(turn, "passage", str, where).strip() if with_passage else None,
                 )
             )
         out.append(conv)
     return out
+
+
+def _load_2020(root: Path) -> list[list[_Turn]]:
+    return _load_manual(root / _CAST20_TOPICS, with_passage=False)
 
 
 def _load_2021(root: Path) -> list[list[_Turn]]:
-    path = root / _CAST21_TOPICS
-    out: list[list[_Turn]] = []
-    for topic, turns in _topic_turns(path):
-        conv: list[_Turn] = []
-        for number, turn in turns:
-            where = f"{path}: topic {topic}, turn {number}"
-            conv.append(
-                _Turn(
-                    topic=topic,
-                    number=number,
-                    raw=_field(turn, "raw_utterance", str, where).strip(),
-                    human=_field(turn, "manual_rewritten_utterance", str, where).strip(),
-                    automatic=_field(turn, "automatic_rewritten_utterance", str, where).strip(),
-                    utterance_type=None,
-                    response=_field(turn, "passage", str, where).strip(),
-                )
-            )
-        out.append(conv)
-    return out
+    return _load_manual(root / _CAST21_TOPICS, with_passage=True)
 
 
 def _stems(text: str) -> set[str]:
