@@ -1382,7 +1382,7 @@ class EmbeddedRewriter:
                 return f"{name}の"
 
             text = _JA_DEM_NP.sub(dem, text)
-            text, k = _JA_PRON.subn(name, text)
+            text, k = _JA_PRON.subn(lambda _m: name, text)  # a function: the name is literal text
             return text, n + k
         mentions = self.extractor.extract(text, lang)
         pm = english_pronoun(text, mentions)
@@ -1609,22 +1609,24 @@ class EmbeddedRewriter:
             if not site:
                 return None
             pat = _SITE_JA if lang == "ja" else _SITE_EN
-            return pat.sub(f"{site}のサイト" if lang == "ja" else f"the {site} site", text, count=1)
+            site_rep = f"{site}のサイト" if lang == "ja" else f"the {site} site"
+            # replacements are functions: a backslash in user text is literal, not a template
+            return pat.sub(lambda _m: site_rep, text, count=1)
         title = screen.page_title or screen.page_url or ""
         if not title:
             return None
         pat = _JA_PAGE if lang == "ja" else _EN_PAGE
         rep = f"「{title}」のページ" if lang == "ja" else f"the page \"{title}\""
-        out, n = pat.subn(rep, text, count=1)
+        out, n = pat.subn(lambda _m: rep, text, count=1)
         if n:
             return out
         # a proximal demonstrative for what is on screen: "is this available in London?"
         if lang == "ja":
-            out, n = _JA_PROXIMAL_NP.subn(f"「{title}」の", text, count=1)
+            out, n = _JA_PROXIMAL_NP.subn(lambda _m: f"「{title}」の", text, count=1)
             if not n:
-                out, n = _JA_PROXIMAL.subn(f"「{title}」", text, count=1)
+                out, n = _JA_PROXIMAL.subn(lambda _m: f"「{title}」", text, count=1)
             return out if n else None
-        out, n = _EN_PROXIMAL.subn(title, text, count=1)
+        out, n = _EN_PROXIMAL.subn(lambda _m: title, text, count=1)
         return out if n else None
 
     # -- carry (unguarded scopes only) ----------------------------------------------
