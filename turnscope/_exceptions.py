@@ -43,10 +43,15 @@ class InputError(TurnscopeError, ValueError):
 class ItemError(InputError):
     """One follow-up item (one JSONL line) is invalid.
 
-    ``line`` is 1-based when the item came from a file.
+    ``line`` is 1-based when the item came from a file. ``reason`` is the message
+    without the location; ``kind`` a short machine-readable name of what was wrong
+    (``invalid_utf8``, ``invalid_json``, ``invalid_item``) and ``item_id`` the item's
+    id when the line got far enough to have one: ``turnscope rewrite`` writes them
+    into the error object that takes the bad line's place.
     """
 
-    def __init__(self, message: str, *, line: int | None = None, source: str | None = None):
+    def __init__(self, message: str, *, line: int | None = None, source: str | None = None,
+                 kind: str = "invalid_item", item_id: str | None = None):
         where = ""
         if source is not None:
             where = f"{source}:"
@@ -57,6 +62,9 @@ class ItemError(InputError):
         super().__init__(f"{where}{message}")
         self.line = line
         self.source = source
+        self.reason = message
+        self.kind = kind
+        self.item_id = item_id
 
 
 class ConfigError(TurnscopeError, ValueError):

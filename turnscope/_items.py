@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -90,28 +91,59 @@ def parse_item(line: str, *, line_no: int | None = None, source: str | None = No
         data = json.loads(line)
     except json.JSONDecodeError as exc:
         raise ItemError(f"not valid JSON ({exc.msg} at column {exc.colno})", line=line_no,
-                        source=source) from None
+                        source=source, kind="invalid_json") from None
+    except (ValueError, RecursionError) as exc:
+        # json.loads raises these beyond JSONDecodeError: an integer past Python's digit
+        # limit, or nesting deep enough to exhaust the stack
+        why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise ItemError(f"not valid JSON ({why})", line=line_no, source=source,
+                        kind="invalid_json") from None
     if not isinstance(data, dict):
-        raise ItemError("a follow-up item must be a JSON object", line=line_no, source=source)
+        raise ItemError("a follow-up item must be a JSON object", line=line_no, source=source,
+                        kind="invalid_item")
+    item_id = data.get("id") if isinstance(data.get("id"), str) else None
     try:
         return FollowUpItem.model_validate(data)
     except ValidationError as exc:
-        ident = f" (id {data.get('id')!r})" if isinstance(data.get("id"), str) else ""
+        ident = f" (id {item_id!r})" if item_id is not None else ""
         raise ItemError(f"invalid follow-up item{ident}: {_explain(exc)}", line=line_no,
-                        source=source) from None
+                        source=source, kind="invalid_item", item_id=item_id) from None
 
 
-def read_items(path: str | Path) -> Iterator[tuple[int, FollowUpItem | ItemError]]:
-    """Yield ``(line_no, item or error)`` for each non-blank line; never stops on a bad line."""
-    p = Path(path)
-    with p.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield n, parse_item(line, line_no=n, source=str(p))
-            except ItemError as exc:
-                yield n, exc
+def read_items(source: str | Path | BinaryIO, *,
+               name: str | None = None) -> Iterator[tuple[int, FollowUpItem | ItemError]]:
+    """Yield ``(line_no, item or error)`` for each non-blank line; never stops on a bad line.
+
+    ``source`` is a path or a binary stream (``name`` names it in errors). Lines are
+    split on ``\\n`` as bytes and decoded one by one, so an invalid UTF-8 byte costs only
+    its own line; a UTF-8 byte-order mark on the first line is ignored. Blank lines
+    (only whitespace) are not items and yield nothing.
+    """
+    if isinstance(source, (str, Path)):
+        p = Path(source)
+        with p.open("rb") as fh:
+            yield from _read_stream(fh, name or str(p))
+    else:
+        yield from _read_stream(source, name or str(getattr(source, "name", "<stream>")))
+
+
+def _read_stream(fh: BinaryIO, name: str) -> Iterator[tuple[int, FollowUpItem | ItemError]]:
+    for n, raw in enumerate(fh, start=1):
+        if n == 1 and raw.startswith(codecs.BOM_UTF8):
+            raw = raw[len(codecs.BOM_UTF8):]
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            yield n, ItemError(f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at byte "
+                               f"{exc.start + 1} of the line)", line=n, source=name,
+                               kind="invalid_utf8")
+            continue
+        if not line.strip():
+            continue
+        try:
+            yield n, parse_item(line, line_no=n, source=name)
+        except ItemError as exc:
+            yield n, exc
 
 
 def load_items(path: str | Path) -> list[FollowUpItem]:

@@ -102,7 +102,12 @@ def test_rewrite_bad_lines_are_reported_and_no_other_line_is_lost(
     res = runner.invoke(app, ["rewrite", "--input", str(items)], env=WIDE)
     assert res.exit_code == 1
     rows = out_lines(res.stdout)
-    assert [r["id"] for r in rows] == ["fu_ord", "fu_0211", "fu_page"]
+    # one output line per input line: the bad ones hold an error object in their place
+    assert [r["id"] for r in rows] == ["fu_ord", None, "fu_0211", "fu_missing", "fu_page"]
+    assert [r["error"]["line"] for r in rows if "error" in r] == [2, 4]
+    assert rows[1]["error"]["type"] == "invalid_json"
+    assert rows[3]["error"]["type"] == "invalid_item" and "follow_up" in rows[3]["error"]["message"]
+    assert all("query" in r for r in (rows[0], rows[2], rows[4]))
     err = flat(res.stderr)
     assert re.search(r"line\s+2\b", err), err
     assert re.search(r"line\s+4\b", err), err
@@ -118,7 +123,9 @@ def test_rewrite_other_invalid_items_are_reported(runner: CliRunner, tmp_path: P
     items = write_lines(tmp_path / "items.jsonl", [bad, jl(ORDINAL)])
     res = runner.invoke(app, ["rewrite", "--input", str(items)], env=WIDE)
     assert res.exit_code == 1
-    assert [r["id"] for r in out_lines(res.stdout)] == ["fu_ord"]
+    first, second = out_lines(res.stdout)
+    assert first["error"]["line"] == 1 and "query" not in first
+    assert second["id"] == "fu_ord" and "query" in second
     assert re.search(r"line\s+1\b", flat(res.stderr)), res.stderr
 
 
@@ -166,7 +173,11 @@ def test_rewrite_output_file_keeps_good_lines_when_some_are_bad(runner: CliRunne
     out = tmp_path / "out.jsonl"
     res = runner.invoke(app, ["rewrite", "-i", str(items), "-o", str(out)], env=WIDE)
     assert res.exit_code == 1
-    assert [json.loads(x)["id"] for x in out.read_text(encoding="utf-8").splitlines()] == ["fu_0211"]
+    rows = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert [r["id"] for r in rows] == [None, "fu_0211"]
+    assert rows[0]["error"] == {"type": "invalid_json", "message": rows[0]["error"]["message"],
+                                "line": 1}
+    assert "query" in rows[1]
 
 
 def test_rewrite_japanese_item_keeps_unicode(runner: CliRunner, tmp_path: Path) -> None:

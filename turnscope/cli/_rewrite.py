@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import io
 import json
+import math
+import os
 import sys
 from pathlib import Path
-from typing import Annotated, TextIO
+from typing import Annotated, Any, BinaryIO, TextIO
 
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from turnscope._exceptions import ItemError, TurnscopeError
 from turnscope._items import read_items, rewrite_item
@@ -20,10 +24,89 @@ from turnscope.scope import get_policy
 
 err = Console(stderr=True)
 
+#: the longest ``--timeout`` accepted; anything beyond is a typo rather than a wish
+MAX_TIMEOUT = 3600.0
+
+
+def check_timeout(value: float) -> float:
+    """``--timeout`` must be a finite, positive number of seconds (inf and nan used to
+    reach the HTTP client and fail once per turn)."""
+    if not math.isfinite(value) or value <= 0 or value > MAX_TIMEOUT:
+        raise typer.BadParameter(
+            f"{value} is not a timeout: give a number of seconds above 0 and at most "
+            f"{MAX_TIMEOUT:g}", param_hint="--timeout")
+    return value
+
+
+def _say_error(message: str) -> None:
+    """One line on stderr; user text in ``message`` is never read as Rich markup."""
+    err.print(Text.assemble(("error", "red"), " ", message), soft_wrap=True, highlight=False)
+
+
+def _error_row(item_id: str | None, kind: str, message: str, line: int) -> dict[str, Any]:
+    return {"id": item_id, "error": {"type": kind, "message": message, "line": line}}
+
+
+def _json_line(row: dict[str, Any]) -> str:
+    # A lone surrogate (a JSON "\ud800" escape in the input) cannot be encoded as UTF-8;
+    # written back as the same escape, the line stays valid JSON and round-trips.
+    text = json.dumps(row, ensure_ascii=False)
+    return text.encode("utf-8", "backslashreplace").decode("utf-8") + "\n"
+
+
+def _same_file(a: os.stat_result, b: Path) -> bool:
+    try:
+        st = b.stat()
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == (a.st_dev, a.st_ino)
+
+
+def _open_input(input: Path) -> tuple[BinaryIO, str, os.stat_result | None]:
+    """The input stream, its name for messages and its identity (to refuse writing over it)."""
+    if str(input) == "-":
+        stream = sys.stdin.buffer
+        try:
+            ident: os.stat_result | None = os.fstat(stream.fileno())
+        except (OSError, ValueError, io.UnsupportedOperation):
+            ident = None  # not a real file (a test runner's buffer): nothing to protect
+        return stream, "<stdin>", ident
+    try:
+        fh = input.open("rb")
+    except FileNotFoundError:
+        raise typer.BadParameter(f"no such file: {input}", param_hint="--input") from None
+    except IsADirectoryError:
+        raise typer.BadParameter(f"{input} is a directory, not a file",
+                                 param_hint="--input") from None
+    except OSError as exc:
+        raise typer.BadParameter(f"cannot read {input}: {exc.strerror or exc}",
+                                 param_hint="--input") from None
+    return fh, str(input), os.fstat(fh.fileno())
+
+
+def _open_output(output: Path | None, input_ident: os.stat_result | None) -> TextIO:
+    if output is None or str(output) == "-":
+        return sys.stdout
+    if input_ident is not None and _same_file(input_ident, output):
+        # opening it for writing would empty the input before a line is read
+        raise typer.BadParameter(f"{output} is the input file; write the rewrites elsewhere",
+                                 param_hint="--output")
+    if output.is_dir():
+        raise typer.BadParameter(f"{output} is a directory, not a file", param_hint="--output")
+    if not output.parent.is_dir():
+        raise typer.BadParameter(f"cannot write {output}: folder {output.parent} does not exist",
+                                 param_hint="--output")
+    try:
+        return output.open("w", encoding="utf-8")
+    except OSError as exc:
+        raise typer.BadParameter(f"cannot write {output}: {exc.strerror or exc}",
+                                 param_hint="--output") from None
+
 
 @app.command()
 def rewrite(
-    input: Annotated[Path, typer.Option("--input", "-i", help="Follow-up items, JSONL.")],
+    input: Annotated[Path, typer.Option("--input", "-i",
+                                        help="Follow-up items, JSONL ('-' = stdin).")],
     output: Annotated[Path | None, typer.Option("--output", "-o",
                                                 help="Where to write rewrites (default stdout).")] = None,
     policy: Annotated[str, typer.Option(help="Scope policy: default, full, window[:W], "
@@ -31,17 +114,20 @@ def rewrite(
     rewriter: Annotated[str, typer.Option(help="embedded or llm.")] = "embedded",
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible base URL (llm).")] = None,
     model: Annotated[str | None, typer.Option(help="Model name (llm).")] = None,
-    timeout: Annotated[float, typer.Option(help="Seconds per LLM call.")] = 10.0,
+    timeout: Annotated[float, typer.Option(help="Seconds per LLM call.",
+                                           callback=check_timeout)] = 10.0,
     vocabulary: Annotated[str | None, typer.Option(
         help="'bundled' (default), 'none', or a vocabulary JSON file.")] = None,
 ) -> None:
     """Rewrite each follow-up item into a standalone query (one JSON line per item, in order).
 
-    A bad line is reported on stderr with its line number; every other line still
-    gets its result, and the exit code is 1 if any line was bad.
+    Every non-blank input line gets exactly one output line, in order. A bad line
+    (invalid UTF-8, invalid JSON, an invalid item, or an item whose rewrite fails) gets
+    an error object in its place, {"id": ID or null, "error": {"type", "message",
+    "line"}}, and its message on stderr with the line number; the exit code is 1 if
+    any line was bad. Blank lines are not items: they are skipped and get no output
+    line. The output is never the input file (the command refuses, exit code 2).
     """
-    if not input.exists():
-        raise typer.BadParameter(f"no such file: {input}", param_hint="--input")
     try:
         get_policy(policy)
         vocab = load_vocabulary(vocabulary)
@@ -52,28 +138,62 @@ def rewrite(
     def make_session() -> Session:
         return Session(policy=policy, rewriter=rw, vocabulary=vocab)
 
-    out: TextIO = output.open("w", encoding="utf-8") if output else sys.stdout
+    source, name, ident = _open_input(input)
+    try:
+        out = _open_output(output, ident)
+    except BaseException:
+        if source is not sys.stdin.buffer:
+            source.close()
+        raise
     bad = 0
     try:
-        for line_no, item in read_items(input):
+        for line_no, item in read_items(source, name=name):
             if isinstance(item, ItemError):
+                row = _error_row(item.item_id, item.kind, item.reason, line_no)
+                _say_error(str(item))
+            else:
+                try:
+                    row = rewrite_item(item, make_session).to_output(item.id)
+                except TurnscopeError as exc:
+                    row = _error_row(item.id, "rewrite_error", str(exc), line_no)
+                    _say_error(f"{name}:line {line_no} (id {item.id!r}): {exc}")
+                except Exception as exc:  # a fault on one item must not lose the other lines
+                    msg = f"{type(exc).__name__}: {exc}"
+                    row = _error_row(item.id, "internal_error", msg, line_no)
+                    _say_error(f"{name}:line {line_no} (id {item.id!r}): {msg}")
+            if "error" in row:
                 bad += 1
-                err.print(f"[red]error[/red] {item}")
-                continue
-            try:
-                res = rewrite_item(item, make_session)
-            except TurnscopeError as exc:
-                bad += 1
-                err.print(f"[red]error[/red] {input}:line {line_no} (id {item.id!r}): {exc}")
-                continue
-            out.write(json.dumps(res.to_output(item.id), ensure_ascii=False) + "\n")
+            out.write(_json_line(row))
             out.flush()
+    except BrokenPipeError:
+        # the reader went away (``| head``): stop quietly, as other filters do
+        _silence_stdout()
+        raise typer.Exit(1) from None
+    except OSError as exc:
+        where = output if output is not None else "stdout"
+        _say_error(f"cannot write {where}: {exc.strerror or exc}")
+        raise typer.Exit(1) from None
     finally:
-        if output:
-            out.close()
+        if out is not sys.stdout:
+            try:
+                out.close()
+            except OSError:
+                pass  # reported above; a second message would add nothing
+        if source is not sys.stdin.buffer:
+            source.close()
     if bad:
-        err.print(f"{bad} line(s) could not be rewritten; all other lines were written")
+        err.print(f"{bad} line(s) could not be rewritten; their error objects are in the "
+                  "output in their place", soft_wrap=True, highlight=False, markup=False)
         raise typer.Exit(1)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not raise again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass
 
 
 def _slot_table(result: TurnResult) -> Table:
@@ -82,8 +202,9 @@ def _slot_table(result: TurnResult) -> Table:
         t.add_column(col)
     for row in result.slot_table:
         style = {"live": "green", "stale": "yellow"}.get(str(row["status"]), "dim")
-        t.add_row(*(str(row[c]) for c in ("type", "name", "introduced", "last_seen")),
-                  f"[{style}]{row['status']}[/{style}]")
+        # cells as Text: a slot name is user text, and a string cell would be read as markup
+        t.add_row(*(Text(str(row[c])) for c in ("type", "name", "introduced", "last_seen")),
+                  Text(str(row["status"]), style=style))
     return t
 
 
@@ -94,7 +215,7 @@ def chat(
     rewriter: Annotated[str, typer.Option(help="embedded or llm.")] = "embedded",
     base_url: Annotated[str | None, typer.Option()] = None,
     model: Annotated[str | None, typer.Option()] = None,
-    timeout: Annotated[float, typer.Option()] = 10.0,
+    timeout: Annotated[float, typer.Option(callback=check_timeout)] = 10.0,
 ) -> None:
     """Interactive loop: type user turns; prefix assistant turns with 'a: '.
 
@@ -107,9 +228,15 @@ def chat(
                           rewriter=make_cli_rewriter(rewriter, base_url, model, timeout))
     except TurnscopeError as exc:
         raise typer.BadParameter(str(exc)) from None
+
+    def show(*parts: str | tuple[str, str]) -> None:
+        # Text.assemble never parses markup, and highlighting is off: Rich's repr
+        # highlighter is slow enough on a long pasted line to freeze the loop
+        console.print(Text.assemble(*parts), highlight=False)
+
     screen: dict[str, str | None] | None = None
     console.print("[bold]turnscope chat[/bold] — user turns as typed, 'a: ...' for assistant "
-                  "turns, ':screen title | url | site', ':quit'")
+                  "turns, ':screen title | url | site', ':quit'", highlight=False)
     while True:
         try:
             line = console.input("[cyan]> [/cyan]")
@@ -123,18 +250,18 @@ def chat(
         if line.startswith(":screen"):
             parts = [p.strip() or None for p in line[len(":screen"):].split("|")] + [None, None]
             screen = {"page_title": parts[0], "page_url": parts[1], "site": parts[2]}
-            console.print(f"screen set: {screen}")
-            continue
-        if line.lower().startswith("a:"):
-            session.assistant(line[2:].strip(), screen=screen)
+            show(f"screen set: {screen}")
             continue
         try:
+            if line.lower().startswith("a:"):
+                session.assistant(line[2:].strip(), screen=screen)
+                continue
             res = session.user(line, screen=screen)
         except TurnscopeError as exc:
-            console.print(f"[red]{exc}[/red]")
+            show((str(exc), "red"))
             continue
-        console.print(f"[bold green]query[/bold green]  {res.query}")
-        console.print(f"[bold]class[/bold]  {res.reference_class}   topic_shift={res.topic_shift}"
-                      f"   scope={json.dumps(res.scope.to_json(), ensure_ascii=False)}"
-                      + (f"   [yellow]fallback: {res.fallback_reason}[/yellow]" if res.fallback else ""))
+        show(("query", "bold green"), f"  {res.query}")
+        show(("class", "bold"), f"  {res.reference_class}   topic_shift={res.topic_shift}"
+             f"   scope={json.dumps(res.scope.to_json(), ensure_ascii=False)}",
+             (f"   fallback: {res.fallback_reason}", "yellow") if res.fallback else "")
         console.print(_slot_table(res))
