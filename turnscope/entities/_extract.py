@@ -18,12 +18,16 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import unicodedata
+from bisect import bisect_left
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from turnscope._exceptions import ConfigError
 from turnscope.entities._lexicon import (
@@ -266,15 +270,46 @@ def _is_cjk(s: str) -> bool:
 
 @lru_cache(maxsize=64)
 def _compile_vocab(entries: tuple[_Entry, ...]) -> re.Pattern[str] | None:
-    surfaces = sorted({s for e in entries for s in e.surfaces}, key=len, reverse=True)
+    surfaces = {_norm(s): _is_cjk(s) for e in entries for s in e.surfaces}
     if not surfaces:
         return None
-    parts = []
-    for s in surfaces:
-        esc = re.escape(_norm(s))
-        # Latin-script names must not touch an ASCII letter/digit (SPEC section 4)
-        parts.append(esc if _is_cjk(s) else rf"(?<![A-Za-z0-9]){esc}(?![A-Za-z0-9])")
-    return re.compile("|".join(parts), re.IGNORECASE)
+    return re.compile(_trie_pattern(surfaces), re.IGNORECASE)
+
+
+#: how a Latin-script name must not touch an ASCII letter or digit (SPEC section 4)
+_AFTER_OK = "(?![A-Za-z0-9])"
+
+
+def _trie_pattern(surfaces: dict[str, bool]) -> str:
+    """One regex matching, at each position, the longest surface that fits there.
+
+    The surfaces share prefixes, so they are merged into a trie: an alternation of every
+    surface (longest first) made the regex engine try each one at every character of the
+    text, hundreds of attempts per character. A Latin-script surface (``surfaces[s]`` is
+    False for it) must not touch an ASCII letter or digit on either side; the check before
+    it sits at the end of its path, as a fixed-width look-behind over the surface itself.
+    Children come before the node's own end, so longer surfaces win, and backtracking
+    falls back to a shorter one when the longer one's boundary fails, as the plain
+    longest-first alternation did.
+    """
+    root: dict[str, Any] = {}
+    for surface, cjk in surfaces.items():
+        node = root
+        for ch in surface:
+            node = node.setdefault(ch.lower(), {})
+        node.setdefault("", set()).add((len(surface), cjk))
+
+    def emit(node: dict[str, Any]) -> str:
+        alts = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
+        for depth, cjk in sorted(node.get("", ()), key=lambda x: x[1]):
+            alts.append("" if cjk else rf"(?<![A-Za-z0-9][\s\S]{{{depth}}}){_AFTER_OK}")
+        if len(alts) == 1:
+            return alts[0]
+        return "(?:" + "|".join(alts) + ")"
+
+    first = "".join(sorted({re.escape(ch) for ch in root}))
+    # the look-ahead rejects most positions with one character-class test
+    return f"(?=[{first}])" + emit(root)
 
 
 @lru_cache(maxsize=64)
@@ -331,6 +366,25 @@ _COPULAR_3SG = frozenset("sounds looks seems feels tastes smells appears".split(
 _INVERTED_AUX = frozenset("do does did can could will would should may might must".split())
 
 
+_THE_END = re.compile(r"\bthe\s+$", re.I)
+_PUNCT_NEXT = re.compile(r"\s*[,.;:?!]")
+
+
+def search_before(pattern: re.Pattern[str], text: str, end: int,
+                  reach: int) -> re.Match[str] | None:
+    """``pattern.search(text[:end])`` for a pattern anchored at the end (``...\\s*$``) whose
+    match, without its trailing whitespace, is at most ``reach`` characters long.
+
+    Slicing and searching the whole prefix, once per mention or token, made long
+    messages quadratic; this looks at the tail only (the regex still sees the character
+    before it, so ``\\b`` means what it meant).
+    """
+    i = end
+    while i > 0 and text[i - 1].isspace():
+        i -= 1
+    return pattern.search(text, max(0, i - reach), end)
+
+
 def _coordinated_names(text: str, found: list[Mention]) -> list[Mention]:
     """"the Lewis and Clark expedition", "the Procter and Gamble shares": after "the", two
     capitalised names joined by "and" that go on into one noun phrase are one name."""
@@ -340,7 +394,7 @@ def _coordinated_names(text: str, found: list[Mention]) -> list[Mention]:
         a = found[i]
         b = found[i + 1] if i + 1 < len(found) else None
         if b is not None and a.type == "name" and b.surface[:1].isupper() \
-                and text[a.end:b.start] == " and " and re.search(r"\bthe\s+$", text[: a.start], re.I) \
+                and text[a.end:b.start] == " and " and search_before(_THE_END, text, a.start, 3) \
                 and " " in b.surface:
             surface = text[a.start:b.end]
             out.append(Mention("name", surface, surface, a.start, b.end, "general"))
@@ -353,6 +407,7 @@ def _coordinated_names(text: str, found: list[Mention]) -> list[Mention]:
 
 _OBJECT_PRONOUNS = frozenset("it them him her me us".split())
 _DEFINITE = frozenset("the this that these those its their my your our his her".split())
+_DEFINITE_LEN = max(map(len, _DEFINITE))
 
 
 def _plural_word(word: str) -> bool:
@@ -394,8 +449,27 @@ _INLINE_NUMBER = re.compile(r"(?<![\w.\-/])(\d{1,2})[.)）]\s+")
 _NUMBERED_LINE = re.compile(r"^\s*(?:\(?(\d{1,2})[.)、）]|[-*•・]|[①-⑳])\s*(.+)$", re.MULTILINE)
 
 
+def _word_before(text: str, end: int, limit: int) -> str | None:
+    """``text[:end].split()[-1]`` (or "") without splitting the whole prefix, which made
+    every phrase cost the length of the text before it; None for a word longer than
+    ``limit`` (callers compare it with a list of short words)."""
+    i = end
+    while i > 0 and text[i - 1].isspace():
+        i -= 1
+    j = i
+    while j > 0 and not text[j - 1].isspace():
+        j -= 1
+        if i - j > limit:
+            return None
+    return text[j:i]
+
+
 def _clean_token(tok: str) -> str:
     return tok.rstrip(".").replace("’", "'")
+
+
+#: extractions an extractor remembers (Mentions are immutable, so a cached one is safe)
+_RECENT_EXTRACTIONS = 16
 
 
 class EntityExtractor:
@@ -409,13 +483,47 @@ class EntityExtractor:
     def __init__(self, vocabulary: Vocabulary | None = None, *, general: bool = True) -> None:
         self.vocabulary = vocabulary or Vocabulary()
         self.general = general
+        # one turn asks about the same message several times (session, classifier,
+        # rewriter); on a long message each pass is the bulk of the turn's time
+        self._recent: OrderedDict[tuple[str, str, bool], tuple[Mention, ...]] = OrderedDict()
+        self._recent_vocab = self.vocabulary
+        self._recent_lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the cache is an optimisation and a lock cannot be pickled: a copy starts afresh
+        d = self.__dict__.copy()
+        for k in ("_recent", "_recent_lock", "_recent_vocab"):
+            d.pop(k, None)
+        return d
+
+    def __setstate__(self, d: dict[str, Any]) -> None:
+        self.__dict__.update(d)
+        self._recent = OrderedDict()
+        self._recent_vocab = self.vocabulary
+        self._recent_lock = threading.Lock()
 
     def extract(self, text: str, lang: str = "en") -> list[Mention]:
+        key = (text, lang, self.general)
+        with self._recent_lock:
+            if self._recent_vocab is not self.vocabulary:  # reassigned: forget old answers
+                self._recent.clear()
+                self._recent_vocab = self.vocabulary
+            hit = self._recent.get(key)
+            if hit is not None:
+                self._recent.move_to_end(key)
+                return list(hit)
         found = self.vocabulary.find(text)
         if self.general:
             extra = self._general_ja(text) if lang == "ja" else self._general_en(text)
             found = _merge(found, extra)
-        return sorted(found, key=lambda m: m.start)
+        out = sorted(found, key=lambda m: m.start)
+        with self._recent_lock:
+            if self._recent_vocab is not self.vocabulary:
+                return out
+            self._recent[key] = tuple(out)
+            while len(self._recent) > _RECENT_EXTRACTIONS:
+                self._recent.popitem(last=False)
+        return out
 
     # -- English ---------------------------------------------------------------------
     def _general_en(self, text: str) -> list[Mention]:
@@ -495,7 +603,7 @@ class EntityExtractor:
             degree = degree or (not is_cap and not run and i > 0
                                 and tokens[i - 1][2].lower() in _PRONOUN_COPULA
                                 and (i + 1 == len(tokens) or tokens[i + 1][2].lower() in FUNCTION_WORDS
-                                     or bool(re.match(r"\s*[,.;:?!]", text[e:]))))
+                                     or bool(_PUNCT_NEXT.match(text, e))))
             if run and _NUMBER.match(tok) and run[-1][2][:1].isupper() and tok.isdigit():
                 run.append((s, e, tok))  # "Model 3", "Windows 11": the number is in the name
                 continue
@@ -544,8 +652,7 @@ class EntityExtractor:
             # "the main function", "other good sources": an aspect of something, not a topic
             return [Mention("attribute", surface.lower(), surface, s, e, "general")]
         typ = "name" if caps else "phrase"
-        before = text[:s].split()
-        definite = bool(before) and before[-1].lower() in _DEFINITE
+        definite = (_word_before(text, s, _DEFINITE_LEN) or "").lower() in _DEFINITE
         return [Mention(typ, surface, surface, s, e, "general", definite)]
 
     # -- Japanese --------------------------------------------------------------------
@@ -588,11 +695,22 @@ class EntityExtractor:
         """
         ms = list(mentions) if mentions is not None else self.extract(text, lang)
         parens = [(p.start(), p.end()) for p in _PAREN_SPAN.finditer(text)]
+        paren_starts = [a for a, _ in parens]
 
         def in_parens(m: Mention) -> bool:
-            return any(a < m.start < b for a, b in parens)
+            # the spans do not overlap and come in order: only the last one opening
+            # before m can hold it (testing every span per mention was quadratic)
+            k = bisect_left(paren_starts, m.start) - 1
+            return k >= 0 and m.start < parens[k][1]
 
         named = [m for m in ms if not m.is_attribute and not in_parens(m)]
+        by_start = sorted(range(len(named)), key=lambda k: named[k].start)
+        named_starts = [named[k].start for k in by_start]
+
+        def named_from(lo: int, hi: int) -> list[Mention]:
+            """The named mentions starting in [lo, hi), in the order of ``named``."""
+            ks = by_start[bisect_left(named_starts, lo):bisect_left(named_starts, hi)]
+            return [named[k] for k in sorted(ks)]
         out: list[Enumeration] = []
 
         markers = list((_INLINE_NUMBER_JA if lang == "ja" else _INLINE_NUMBER).finditer(text))
@@ -617,10 +735,10 @@ class EntityExtractor:
                 # where they were split, or "カメラです。入館証…" would reach the next sentence)
                 clause_end = a + len(text[a:b]) - len(text[a:b].lstrip()) + len(clause) \
                     + (0 if lang == "ja" else 4)
-                inside = [m for m in named if a <= m.start < min(b, clause_end)]
+                inside = named_from(a, min(b, clause_end))
                 if lang == "ja":
                     inside = [m for m in inside if m.source == "vocab"]
-                pair = [m for m in named if a <= m.start < b and not in_parens(m)]
+                pair = [m for m in named_from(a, b) if not in_parens(m)]
                 if len(pair) >= 2 and pair[0].type == pair[1].type \
                         and _PAIR_LINK.fullmatch(_PAREN_SPAN.sub("", text[pair[0].end:pair[1].start])):
                     # "3. Virginia (us-east-1) ↔ Oregon (us-west-2)": the item is the pair
@@ -639,8 +757,12 @@ class EntityExtractor:
         def coordination(pool: list[Mention], loose: bool) -> list[Mention]:
             """The longest chain of ``pool`` joined by coordinators. ``loose`` lets a
             clause's tail sit between two items ("RDB snapshots every 6 hours, or AOF")."""
+            # the best chain is a prefix of a chain list (chains only grow or restart):
+            # keeping it by reference and length avoids copying it at every step
             best: list[Mention] = []
+            best_len = 0
             chain: list[Mention] = []
+            surfaces: set[str] = set()
             last_end = 0
             for m in pool:
                 if in_parens(m):
@@ -653,14 +775,16 @@ class EntityExtractor:
                 gap = _PAREN_SPAN.sub("", text[last_end : m.start]).strip("()（） ") if chain else ""
                 joined = bool(_COORD.match(gap)) or (
                     loose and bool(_LOOSE_COORD.search(gap)) and not re.search(r"[.;:?!。]", gap))
-                if chain and joined and all(x.surface != m.surface for x in chain):
+                if chain and joined and m.surface not in surfaces:
                     chain.append(m)
+                    surfaces.add(m.surface)
                 else:
                     chain = [m]
+                    surfaces = {m.surface}
                 last_end = m.end
-                if len(chain) > len(best):
-                    best = list(chain)
-            return best
+                if len(chain) > best_len:
+                    best, best_len = chain, len(chain)
+            return best[:best_len]
 
         typed_pool = [x for x in ms if not x.is_attribute and (x.source == "vocab" or x.type == "name")]
         best = coordination(typed_pool, loose=True)
@@ -673,11 +797,14 @@ class EntityExtractor:
             out.append(Enumeration(turn, tuple(best), numbered=False))
 
         by_type: dict[str, list[Mention]] = {}
+        seen_names: dict[str, set[str]] = {}
         for m in named:
             if m.source == "vocab" or m.type == "name":
                 bucket = by_type.setdefault(m.type, [])
-                if all(x.name != m.name for x in bucket):
+                names = seen_names.setdefault(m.type, set())
+                if m.name not in names:
                     bucket.append(m)
+                    names.add(m.name)
         for items_t in by_type.values():
             if len(items_t) >= 2 and all(
                     [x.name for x in e.items] != [y.name for y in items_t] for e in out):
@@ -692,16 +819,32 @@ def _merge(primary: Iterable[Mention], secondary: Iterable[Mention]) -> list[Men
     dropped rather than kept, because the typed mention is the better slot.
     """
     kept = list(primary)
-    for m in secondary:
-        overlapping = [k for k in kept if m.start < k.end and k.start < m.end]
+    extra = list(secondary)
+    # owner[i] = index in kept of a mention covering character i (-1: none). Comparing each
+    # mention with every kept one was quadratic in the message length; this is linear.
+    # A character covered twice keeps its last owner: the overlap test and the furthest
+    # end below only need some owner per character, and an interval whose every
+    # character has a later owner ends no further than one of them.
+    size = max((m.end for m in (*kept, *extra)), default=0)
+    owner = [-1] * size
+
+    def own(i: int) -> None:
+        k = kept[i]
+        owner[k.start:k.end] = [i] * (k.end - k.start)
+
+    for i in range(len(kept)):
+        own(i)
+    for m in extra:
+        overlapping = {i for i in owner[m.start:m.end] if i >= 0}
         if not overlapping:
             kept.append(m)
+            own(len(kept) - 1)
             continue
         if m.type != "phrase" or _is_cjk(m.surface):
             continue
         # the words of the phrase after the typed entity are its head noun, which the
         # entity only modifies: "managed Postgres backups" -> backups
-        last = max(k.end for k in overlapping)
+        last = max(kept[i].end for i in overlapping)
         if last < m.end:
             words = []
             for w in m.surface[last - m.start:].split():
@@ -712,5 +855,6 @@ def _merge(primary: Iterable[Mention], secondary: Iterable[Mention]) -> list[Men
             if len(rest) >= 3 and rest.lower() not in GENERIC_HEADS:
                 start = last + m.surface[last - m.start:].find(rest)
                 kept.append(Mention("phrase", rest, rest, start, start + len(rest), "general"))
+                own(len(kept) - 1)
     return kept
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from turnscope.entities import Mention
+from turnscope.entities._extract import search_before
 from turnscope.entities._lexicon import (
     ANAPHORS,
     AUXILIARIES,
@@ -522,18 +523,36 @@ def english_pronoun(text: str, mentions: Sequence[Mention]) -> re.Match[str] | N
     to it; *this/that* are pronouns unless a noun phrase follows (a determiner) or a
     clause follows (a complementiser: "a tier that Paris is missing").
     """
+    # Everything below reads the text from a position (match(text, pos), search with
+    # pos/endpos) instead of slicing it: a slice per pronoun made long messages quadratic.
     starts = {m.start for m in mentions}
     named = [m for m in mentions if not m.is_attribute]
+    inf = len(text) + 1
+    first_proper_end = min((m.end for m in named if _proper(m)), default=inf)
+    first_place_end = min((m.end for m in mentions if m.type in LOCATION_TYPES), default=inf)
+    nps: dict[Mention, str] = {}
+
+    def np_of(m: Mention) -> str:
+        if m not in nps:
+            nps[m] = _np(text, m)
+        return nps[m]
+
+    def between(pattern: re.Pattern[str], a: int, b: int) -> bool:
+        """``pattern.search(text[a:b])``: with pos/endpos unless a word runs across ``a``,
+        where the slice would see a word boundary the whole text does not have."""
+        if 0 < a < len(text) and (text[a - 1].isalnum() or text[a - 1] == "_") \
+                and (text[a].isalnum() or text[a] == "_"):
+            return pattern.search(text[a:b]) is not None
+        return pattern.search(text, a, max(a, b)) is not None
+
     for pm in _PRONOUN_EN.finditer(text):
         word = pm.group(0).lower()
         if word in ("this", "that", "these", "those"):
-            after = text[pm.end():]
-            nxt = re.match(r"\s+([A-Za-z][\w'\-]*)", after)
-            nxt_start = pm.end() + (nxt.start(1) if nxt else 0)
-            before = re.findall(r"[A-Za-z']+", text[: pm.start()])
-            prev = before[-1].lower() if before else ""
+            nxt = _NEXT_WORD.match(text, pm.end())
+            nxt_start = nxt.start(1) if nxt else pm.end()
+            prev = _letters_before(text, pm.start()).lower()
             if nxt and (nxt_start in starts or nxt.group(1).lower() in ("one", "ones")) \
-                    and not (prev in AUXILIARIES and _verb_like(nxt.group(1), after[nxt.end():])):
+                    and not (prev in AUXILIARIES and _verb_like(nxt.group(1), text, nxt.end())):
                 continue  # determiner, or one-anaphora (its own cue)
             if word == "that" and nxt and nxt.group(1).lower() in _THAT_CLAUSE_NEXT \
                     and prev not in AUXILIARIES and prev not in WH_WORDS \
@@ -544,19 +563,18 @@ def english_pronoun(text: str, mentions: Sequence[Mention]) -> re.Match[str] | N
                         "explain", "expand", "elaborate", "about", "is", "do"):
                 if nxt and nxt.group(1).lower() not in ("is", "was", "one"):
                     continue  # "the region that has ...": relative pronoun
-            if nxt is None and re.match(r"['’]s\b", after):
+            if nxt is None and _APOSTROPHE_S.match(text, pm.end()):
                 continue  # "that's sorted", "that's all": discourse, not a reference
-            if any(_proper(m) and m.end <= pm.start() for m in named):
+            if first_proper_end <= pm.start():
                 continue  # "can the billing export do that?": the message's own subject
             return pm
         if word == "there":
-            if any(m.type in LOCATION_TYPES and m.end <= pm.start() for m in mentions):
+            if first_place_end <= pm.start():
                 continue  # "go with Dublin — what's the RPO there?": bound to the place named
             return pm
-        if re.match(r"['’]s\s+(?:unrelated|fine|ok|okay|sorted|all|great|done|clear)\b",
-                    text[pm.end():], re.IGNORECASE):
+        if _DUMMY_SUBJECT.match(text, pm.end()):
             continue  # "it's unrelated": a dummy subject
-        if word == "it" and _EXTRAPOSED.match(text[pm.end():]):
+        if word == "it" and _EXTRAPOSED.match(text, pm.end()):
             continue  # "does it cost anything to turn on …": extraposition, a dummy subject
         num = pronoun_number(word)
         possessive = word in ("its", "their")
@@ -571,14 +589,14 @@ def english_pronoun(text: str, mentions: Sequence[Mention]) -> re.Match[str] | N
         # relational noun binds too when it heads the first clause ("what is the newest
         # version and what is better about it?")
         bound = any(m.end <= pm.start()
-                    and (((anchors(m) or (num == "pl" and is_plural(_np(text, m))))
-                          and (possessive or _CLAUSE_BREAK.search(text[m.end:pm.start()])))
+                    and (((anchors(m) or (num == "pl" and is_plural(np_of(m))))
+                          and (possessive or between(_CLAUSE_BREAK, m.end, pm.start())))
                          or (((m.type == "phrase" and not m.definite)
-                              or (m.is_attribute and _COPULA_SUBJECT.match(text[: m.start])))
-                             and _NEW_CLAUSE.search(text[m.end:pm.start()])))
-                    and (num is None or (num == "pl") == is_plural(_np(text, m)))
+                              or (m.is_attribute and _COPULA_SUBJECT.match(text, 0, m.start)))
+                             and between(_NEW_CLAUSE, m.end, pm.start())))
+                    and (num is None or (num == "pl") == is_plural(np_of(m)))
                     for m in mentions if not m.is_attribute or m.source == "vocab"
-                    or _COPULA_SUBJECT.match(text[: m.start]))
+                    or _COPULA_SUBJECT.match(text, 0, m.start))
         if not bound:
             return pm
     return None
@@ -596,12 +614,13 @@ _CLAUSE_BREAK = re.compile(r"[,;:—–?!.]|\s-\s|\b(?:and|or|but|so|because|if|
                            r"that|who|where|while|before|after)\b", re.IGNORECASE)
 
 
-def _verb_like(word: str, rest: str) -> bool:
-    """After "does that …" / "is that …": is this word the verb (so *that* is a pronoun)?"""
+def _verb_like(word: str, text: str, pos: int) -> bool:
+    """After "does that …" / "is that …": is this word (followed by ``text[pos:]``) the
+    verb (so *that* is a pronoun)?"""
     w = word.lower()
     if w in VERBS or w.endswith(("ed", "ing")):
         return True
-    nxt = re.match(r"\s*([A-Za-z]+|[?.!,])", rest)
+    nxt = _VERB_NEXT.match(text, pos)
     return nxt is None or nxt.group(1).lower() in PREPOSITIONS | {"?", ".", "!", ",", "anywhere",
                                                                    "too", "also", "again"}
 
@@ -609,14 +628,38 @@ def _verb_like(word: str, rest: str) -> bool:
 def _np(text: str, m: Mention) -> str:
     """A mention with the content words that follow it ("VPC peering" + "requests"):
     the noun phrase whose head decides its number."""
-    tail = re.match(r"(?:\s+[A-Za-z][\w\-]*)*", text[m.end:]).group(0)  # type: ignore[union-attr]
+    # word by word, stopping at the first function word or verb: matching the whole run
+    # of words after every mention made a long message without punctuation quadratic
     words = [m.surface]
-    for w in tail.split():
-        lw = w.lower()
+    pos = m.end
+    while (w := _NP_WORD.match(text, pos)) is not None:
+        lw = w.group(1).lower()
         if lw in FUNCTION_WORDS or lw in VERBS:
             break
-        words.append(w)
+        words.append(w.group(1))
+        pos = w.end()
     return " ".join(words)
+
+
+_NP_WORD = re.compile(r"\s+([A-Za-z][\w\-]*)")
+_NEXT_WORD = re.compile(r"\s+([A-Za-z][\w'\-]*)")
+_VERB_NEXT = re.compile(r"\s*([A-Za-z]+|[?.!,])")
+_APOSTROPHE_S = re.compile(r"['’]s\b")
+_DUMMY_SUBJECT = re.compile(r"['’]s\s+(?:unrelated|fine|ok|okay|sorted|all|great|done|clear)\b",
+                            re.IGNORECASE)
+_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'")
+
+
+def _letters_before(text: str, end: int) -> str:
+    """The last run of ASCII letters and apostrophes in ``text[:end]`` (what
+    ``re.findall(r"[A-Za-z']+", text[:end])[-1]`` was, without scanning the prefix): "" if none."""
+    i = end
+    while i > 0 and text[i - 1] not in _LETTERS:
+        i -= 1
+    j = i
+    while j > 0 and text[j - 1] in _LETTERS:
+        j -= 1
+    return text[j:i]
 
 
 _PROXIMAL_JA = re.compile(r"これ|この|ここ|こちら")
@@ -655,7 +698,7 @@ def _introduces(m: Mention, text: str) -> bool:
     if anchors(m) and (m.source != "general" or m.type in ("name", "term")
                        or any(w[:1].isupper() for w in m.name.split())):
         return True  # names, and phrases with a name or acronym in them ("the billing API")
-    return not _GIVEN_DET.search(text[: m.start])
+    return not search_before(_GIVEN_DET, text, m.start, 5)  # the longest word is 5 letters
 
 
 def _is_question(text: str) -> bool:
