@@ -157,10 +157,13 @@ def load_items(path: str | Path) -> list[FollowUpItem]:
 
 
 def rewrite_item(item: FollowUpItem, make_session: Callable[[], Session]) -> TurnResult:
-    """Replay the item's prefix in a fresh session and rewrite its follow-up."""
+    """Replay the item's prefix in a fresh session and rewrite its follow-up.
+
+    Only the follow-up goes to the session's rewriter; the prefix's user turns are
+    rewritten by the embedded one (one model call per item, however long the prefix)."""
     session = make_session()
     for t in item.prefix:
-        session.add(t.role, t.content, t.screen.model_dump() if t.screen else None)
+        session._feed(t.role, t.content, t.screen.model_dump() if t.screen else None)
     return session.user(item.follow_up, screen=item.screen.model_dump() if item.screen else None)
 
 
@@ -171,6 +174,8 @@ def replay_conversations(items: Sequence[Mapping[str, Any]], make_session: Calla
     Items of one conversation (same ``conversation`` field, in turn order, each prefix
     extending the one before) share one session, which sees every earlier turn as a chat
     backend would feed it; an item without ``conversation`` gets a session of its own.
+    Each item's follow-up goes to the session's rewriter; prefix turns that no earlier item
+    rewrote go to the embedded one, so the model is called once per item.
     """
     out: list[TurnResult] = []
     session: Session | None = None
@@ -181,7 +186,7 @@ def replay_conversations(items: Sequence[Mapping[str, Any]], make_session: Calla
                 or session is None or len(item["prefix"]) < fed:
             session, conv, fed = make_session(), item.get("conversation"), 0
         for turn in item["prefix"][fed:]:
-            session.add(turn["role"], turn["content"], turn.get("screen"))
+            session._feed(turn["role"], turn["content"], turn.get("screen"))
         fed = len(item["prefix"])
         out.append(session.user(item["follow_up"], screen=item.get("screen")))
         fed += 1

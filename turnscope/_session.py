@@ -144,7 +144,11 @@ class Session:
         if self._last_user is not None:
             self.state.index_exchange_text(self._last_user, content)
 
-    def user(self, content: str, *, screen: Screen | Mapping[str, Any] | None = None) -> TurnResult:
+    def user(self, content: str, *, screen: Screen | Mapping[str, Any] | None = None,
+             rewriter: Rewriter | None = None) -> TurnResult:
+        """Rewrite a user turn and record it. ``rewriter`` overrides the session's for this
+        turn only: replaying a prefix passes ``self.embedded`` so that an item of a
+        thousand earlier turns costs one model call, not a thousand."""
         if not isinstance(content, str) or not content.strip():
             raise InputError("a user message must be a non-empty string")
         state = self.state
@@ -158,7 +162,7 @@ class Session:
         message = Message(idx, content, lang, mentions, c, scr)
         state.slots.advance(idx)
         scope = self.policy.run(state, message)
-        result = self._rewrite(RewriteRequest(message, scope, state))
+        result = self._rewrite(RewriteRequest(message, scope, state), rewriter)
 
         entities = result.entities
         self._append(Turn(idx, Role.USER, content, lang, scr), entities)
@@ -236,15 +240,16 @@ class Session:
         for enum in self.extractor.enumerations(turn.content, turn.index, turn.lang, mentions):
             self.state.enumerations.append(enum)
 
-    def _rewrite(self, request: RewriteRequest) -> RewriteResult:
-        if self.rewriter is self.embedded:
+    def _rewrite(self, request: RewriteRequest, rewriter: Rewriter | None = None) -> RewriteResult:
+        rw = self.rewriter if rewriter is None else rewriter
+        if rw is self.embedded:
             return self.embedded.run(request)
         try:
-            return self.rewriter.run(request)
+            return rw.run(request)
         except Exception as exc:  # any backend fault degrades to the embedded path
             reason = f"{type(exc).__name__}: {exc}"
             logger.warning("rewriter %s failed (%s); using the embedded rewriter",
-                           getattr(self.rewriter, "name", "?"), reason)
+                           getattr(rw, "name", "?"), reason)
             r = self.embedded.run(request)
             return RewriteResult(r.query, r.reference_class, r.topic_shift, r.entities, r.focus,
                                  backend=r.backend, fallback=True, fallback_reason=reason,
@@ -272,12 +277,25 @@ class Session:
 
     @classmethod
     def replay(cls, prefix: list[Mapping[str, Any]], **kwargs: Any) -> Session:
-        """A session that has already seen ``prefix`` (list of {role, content, screen})."""
+        """A session that has already seen ``prefix`` (list of {role, content, screen}).
+
+        The prefix's user turns are rewritten by the embedded rewriter whatever the
+        session's rewriter is: their rewrites are history, not answers anyone reads, and
+        a model call per earlier turn would make long prefixes cost one call per turn."""
         s = cls(**kwargs)
         for i, t in enumerate(prefix):
             if not isinstance(t, Mapping) or "role" not in t or "content" not in t:
                 raise InputError(f"prefix[{i}] needs 'role' and 'content'")
-            s.add(t["role"], t["content"], t.get("screen"))
+            s._feed(t["role"], t["content"], t.get("screen"))
         return s
+
+    def _feed(self, role: str | Role, content: str,
+              screen: Screen | Mapping[str, Any] | None = None) -> None:
+        """Add a prefix turn: like :meth:`add`, with user turns rewritten by the embedded
+        rewriter (see :meth:`replay`)."""
+        if role == Role.USER or role == "user":
+            self.user(content, screen=screen, rewriter=self.embedded)
+        else:
+            self.add(role, content, screen)
 
 

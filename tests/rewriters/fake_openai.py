@@ -55,13 +55,15 @@ class Reply:
     body: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    #: the completion's finish_reason ("length" = cut at max_tokens)
+    finish_reason: str = "stop"
 
 
-def completion(content: str | None) -> dict[str, Any]:
+def completion(content: str | None, finish_reason: str = "stop") -> dict[str, Any]:
     """A minimal chat-completions response object around ``content``."""
     return {
         "id": "chatcmpl-test", "object": "chat.completion", "model": "test-model",
-        "choices": [{"index": 0, "finish_reason": "stop",
+        "choices": [{"index": 0, "finish_reason": finish_reason,
                      "message": {"role": "assistant", "content": content}}],
         "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
     }
@@ -114,7 +116,8 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.body is not None:
             payload = reply.body.encode("utf-8")
         elif reply.status == 200:
-            payload = json.dumps(completion(reply.content), ensure_ascii=False).encode("utf-8")
+            payload = json.dumps(completion(reply.content, reply.finish_reason),
+                                 ensure_ascii=False).encode("utf-8")
         else:
             payload = json.dumps({"error": {"message": f"scripted {reply.status}"}}).encode()
         try:

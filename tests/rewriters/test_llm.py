@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from turnscope import ConfigError, Session
+from turnscope.entities import EntityExtractor
 from turnscope.cli._llm_opts import rewriter_from_options
 from turnscope.rewriters import (
     EmbeddedRewriter,
@@ -172,28 +173,63 @@ def test_json_empty_query(fake_openai: FakeOpenAI, pivot_request: RewriteRequest
     assert_fallback(r, "schema: empty query", pivot_request)
 
 
-def test_entity_not_in_conversation_is_a_leak(fake_openai: FakeOpenAI,
-                                              pivot_request: RewriteRequest) -> None:
-    leaky = good("Is the billing export API paginated in Tokyo?", topic_shift=True,
-                 entities=[("service", "billing export API"), ("region", "Tokyo")])
+@pytest.fixture(scope="module")
+def window_request() -> RewriteRequest:
+    """The pivot turn under ``window:2``: the prompt shows turns 5-6 only."""
+    req: RewriteRequest = capture_requests(SPEC_CONVERSATION, policy="window:2",
+                                           vocabulary=cloud_vocab())[-1]
+    return req
+
+
+def test_entity_out_of_scope_is_a_leak(fake_openai: FakeOpenAI,
+                                      window_request: RewriteRequest) -> None:
+    # the SLA is in the conversation (turns 3-4) but not in the window the model was shown:
+    # a leak, reported; not an invention
+    leaky = good("Is the billing export API paginated under the SLA?", topic_shift=True,
+                 entities=[("service", "billing export API")])
     fake_openai.script(leaky)
-    r = make(fake_openai, extractor=None).run(pivot_request)
+    r = make(fake_openai, extractor=EntityExtractor(cloud_vocab())).run(window_request)
     assert r.fallback is False and r.backend == f"llm:{MODEL}"
-    assert r.leaks == ("Tokyo",)
-    assert r.trace["leak_reasons"] == {"Tokyo": "not in conversation"}
+    assert r.leaks == ("SLA",)
+    assert r.trace["leak_reasons"] == {"SLA": "superseded"}
 
 
-def test_entity_not_in_conversation_strict(fake_openai: FakeOpenAI,
-                                           pivot_request: RewriteRequest) -> None:
-    fake_openai.script(good("Is the billing export API paginated in Tokyo?",
-                            entities=[("region", "Tokyo")]))
-    r = make(fake_openai, strict=True).run(pivot_request)
-    assert_fallback(r, "leak: Tokyo", pivot_request)
-    assert r.trace["rejected_query"] == "Is the billing export API paginated in Tokyo?"
+def test_entity_out_of_scope_strict(fake_openai: FakeOpenAI,
+                                    window_request: RewriteRequest) -> None:
+    fake_openai.script(good("Is the billing export API paginated under the SLA?"))
+    r = make(fake_openai, strict=True,
+             extractor=EntityExtractor(cloud_vocab())).run(window_request)
+    assert_fallback(r, "leak: SLA", window_request)
+    assert r.trace["rejected_query"] == "Is the billing export API paginated under the SLA?"
     assert r.leaks == ()  # the leak belonged to the rejected query
 
 
-def test_json_schema_unsupported_steps_down_to_json_object(
+def test_entity_not_in_conversation_is_rejected(fake_openai: FakeOpenAI,
+                                                pivot_request: RewriteRequest) -> None:
+    # Tokyo occurs nowhere in the conversation: the model made it up; as a declared entity
+    # it would also become a live slot
+    fake_openai.script(good("Is the billing export API paginated in Tokyo?", topic_shift=True,
+                            entities=[("service", "billing export API"), ("region", "Tokyo")]))
+    llm = make(fake_openai)
+    s = Session(rewriter=llm, vocabulary=cloud_vocab())
+    for role, text in SPEC_CONVERSATION[:-1]:
+        s.user(text, rewriter=s.embedded) if role == "user" else s.assistant(text)
+    r = s.user(SPEC_CONVERSATION[-1][1])
+    assert (r.fallback, r.backend, r.fallback_reason) == (True, "embedded", "invented entity: Tokyo")
+    assert r.trace["rejected_query"] == "Is the billing export API paginated in Tokyo?"
+    assert "Tokyo" not in r.query
+    assert all(row["name"] != "Tokyo" for row in s.slot_rows(include_terminal=True))
+
+
+def test_declared_entity_absent_from_query_and_conversation_is_rejected(
+        fake_openai: FakeOpenAI, pivot_request: RewriteRequest) -> None:
+    fake_openai.script(good(PIVOT_QUERY, entities=[("service", "billing export API"),
+                                                   ("product", "Snowflake")]))
+    r = make(fake_openai).run(pivot_request)
+    assert_fallback(r, "invented entity: Snowflake", pivot_request)
+
+
+def test_json_schema_unsupported_steps_down_to_llama_schema_form(
         fake_openai: FakeOpenAI, pivot_request: RewriteRequest) -> None:
     refusal = json.dumps({"error": {"message": "response_format type json_schema is not "
                                                "supported by this server"}})
@@ -201,11 +237,65 @@ def test_json_schema_unsupported_steps_down_to_json_object(
     llm = make(fake_openai)
     r = llm.run(pivot_request)
     assert (r.query, r.fallback) == (PIVOT_QUERY, False)
-    assert r.trace["output_mode"] == "json_object"
+    assert r.trace["output_mode"] == "json_object_schema"
     formats = [b.get("response_format", {}).get("type") for b in fake_openai.bodies]
     assert formats == ["json_schema", "json_object"]
+    # llama.cpp's own form: JSON mode constrained by the same schema
+    assert fake_openai.bodies[1]["response_format"]["schema"]["required"] == [
+        "query", "topic_shift", "reference_class", "entities"]
     llm.run(pivot_request)  # the working rung is remembered
-    assert fake_openai.bodies[-1]["response_format"] == {"type": "json_object"}
+    assert fake_openai.bodies[-1]["response_format"]["type"] == "json_object"
+    assert "schema" in fake_openai.bodies[-1]["response_format"]
+
+
+#: what llama-cpp-python's server answers to ``response_format: json_schema`` (HTTP 500)
+LLAMA_500 = json.dumps({"error": {"message": "1 validation error for ChatCompletionRequest"
+                                             "ResponseFormat: Input should be 'text' or "
+                                             "'json_object' [type=literal_error]; "
+                                             "response_format.type", "type": "internal_server_error"}})
+
+
+def test_500_refusing_response_format_steps_down_without_retry_or_breaker(
+        fake_openai: FakeOpenAI, pivot_request: RewriteRequest) -> None:
+    slept: list[float] = []
+    fake_openai.script(Reply(status=500, body=LLAMA_500), good(PIVOT_QUERY))
+    # one failure would open this breaker: the refusal must not count as one
+    llm = make(fake_openai, max_retries=3, breaker_threshold=1, sleep=slept.append)
+    r = llm.run(pivot_request)
+    assert (r.query, r.fallback) == (PIVOT_QUERY, False)
+    assert r.trace["output_mode"] == "json_object_schema"
+    assert r.trace["attempts"] == 2 and slept == []  # no retry at the refused rung
+    assert llm.breaker.state == "closed"
+    assert [b["response_format"]["type"] for b in fake_openai.bodies] == [
+        "json_schema", "json_object"]
+
+
+def test_refusals_by_400_422_500_walk_the_whole_ladder(
+        fake_openai: FakeOpenAI, pivot_request: RewriteRequest) -> None:
+    fake_openai.script(
+        Reply(status=500, body=LLAMA_500),
+        Reply(status=422, body=json.dumps({"detail": [{"loc": ["body", "response_format",
+                                                               "schema"],
+                                                       "msg": "extra fields not permitted"}]})),
+        Reply(status=400, body=json.dumps({"error": {"message": "grammar-constrained "
+                                                                "sampling is disabled"}})),
+        good(PIVOT_QUERY))
+    llm = make(fake_openai, breaker_threshold=1)
+    r = llm.run(pivot_request)
+    assert (r.query, r.fallback, r.trace["output_mode"]) == (PIVOT_QUERY, False, "text")
+    assert [b.get("response_format", {}).get("type") for b in fake_openai.bodies] == [
+        "json_schema", "json_object", "json_object", None]
+    assert "schema" in fake_openai.bodies[1]["response_format"]
+    assert fake_openai.bodies[2]["response_format"] == {"type": "json_object"}
+    assert llm.breaker.state == "closed" and llm.mode == "text"
+
+
+def test_plain_500_is_still_retried_at_the_same_rung(
+        fake_openai: FakeOpenAI, pivot_request: RewriteRequest) -> None:
+    fake_openai.script(Reply(status=500, body='{"error": {"message": "out of memory"}}'),
+                       good(PIVOT_QUERY))
+    r = make(fake_openai).run(pivot_request)
+    assert (r.fallback, r.trace["output_mode"], r.trace["attempts"]) == (False, "json_schema", 2)
 
 
 def test_no_json_mode_at_all_extracts_json_from_text(
@@ -213,8 +303,7 @@ def test_no_json_mode_at_all_extracts_json_from_text(
     refusal = json.dumps({"error": {"message": "unknown field response_format"}})
     prose = ("Here you go:\n```json\n" + json.dumps({"query": PIVOT_QUERY, "topic_shift": True})
              + "\n```")
-    fake_openai.script(Reply(status=400, body=refusal), Reply(status=400, body=refusal),
-                       Reply(content=prose))
+    fake_openai.script(*[Reply(status=400, body=refusal)] * 3, Reply(content=prose))
     r = make(fake_openai).run(pivot_request)
     assert (r.query, r.fallback, r.topic_shift) == (PIVOT_QUERY, False, True)
     assert r.trace["output_mode"] == "text"

@@ -8,7 +8,7 @@ module (and ``import turnscope``) stays cheap and works without the optional
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeAlias
 
 from turnscope._exceptions import ConfigError
 from turnscope.entities import EntityExtractor
@@ -17,10 +17,13 @@ from turnscope.rewriters._embedded import EmbeddedRewriter
 
 __all__ = [
     "DEFAULT_API_KEY_ENV",
+    "DEFAULT_MAX_TOKENS",
     "DEFAULT_TIMEOUT",
     "REWRITER_KINDS",
     "SLOT_MODES",
+    "SYSTEM_ROLE_MODES",
     "SlotMode",
+    "SystemRole",
     "make_rewriter",
 ]
 
@@ -29,6 +32,12 @@ REWRITER_KINDS = ("embedded", "llm")
 #: Seconds per HTTP attempt. A rewrite sits on the request path of a user turn, so a
 #: backend slower than this is treated as down for this turn (the embedded rewrite answers).
 DEFAULT_TIMEOUT = 10.0
+#: Tokens the model may generate per answer (sent as ``max_tokens`` on every request). The
+#: answer is one small JSON object: a query of a few dozen tokens plus at most a dozen
+#: entities fits in about 200. Without a bound, one runaway answer (a small model that
+#: never closes its JSON) keeps a single-slot local server busy for minutes and times out
+#: the calls queued behind it.
+DEFAULT_MAX_TOKENS = 256
 #: Environment variable holding the API key; read only when a request is made, and
 #: optional (local servers need none).
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
@@ -36,6 +45,12 @@ DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 #: runs on the model's query.
 SLOT_MODES = ("same-call", "extract")
 SlotMode = Literal["same-call", "extract"]
+#: Where the instructions go. ``True``: a ``system`` message; ``False``: merged into the
+#: first user message (for chat templates that have no system role and would drop it
+#: silently); ``"auto"``: a system message until the server rejects the system role, then
+#: merged for the rest of the rewriter's life.
+SYSTEM_ROLE_MODES: tuple[bool | str, ...] = (True, False, "auto")
+SystemRole: TypeAlias = bool | Literal["auto"]
 
 
 def make_rewriter(
@@ -49,6 +64,8 @@ def make_rewriter(
     strict: bool = False,
     counterweight: bool = True,
     slots: str = "same-call",
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    system_role: SystemRole = "auto",
     extractor: EntityExtractor | None = None,
 ) -> Rewriter:
     """A rewriter by kind: ``embedded`` (no model) or ``llm`` (an OpenAI-compatible server).
@@ -80,4 +97,5 @@ def make_rewriter(
 
     return LLMRewriter(base_url=base_url, model=model, timeout=timeout, api_key_env=api_key_env,
                        cache_path=cache_path, strict=strict, counterweight=counterweight,
-                       slots=slot_mode, extractor=extractor)
+                       slots=slot_mode, max_tokens=max_tokens, system_role=system_role,
+                       extractor=extractor)

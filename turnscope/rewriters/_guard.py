@@ -42,9 +42,18 @@ from turnscope._matching import contains_term, normalize
 from turnscope.entities import EntityExtractor, Mention, SlotStatus
 from turnscope.entities._lexicon import FUNCTION_WORDS
 from turnscope.rewriters._base import RewriteRequest
+from turnscope.rewriters._prompts import PLACEHOLDER_PATTERN
 from turnscope.scope import render_evidence
 
-__all__ = ["CHECKED_TYPES_SKIPPED", "LeakReport", "find_leaks", "scoped_evidence"]
+__all__ = [
+    "CHECKED_TYPES_SKIPPED",
+    "LeakReport",
+    "conversation_text",
+    "find_leaks",
+    "invented_entities",
+    "placeholder_echoes",
+    "scoped_evidence",
+]
 
 #: general-extractor types that are not checked (paraphrase noise, see module docstring)
 CHECKED_TYPES_SKIPPED = frozenset({"phrase", "attribute"})
@@ -147,18 +156,86 @@ def find_leaks(query: str, request: RewriteRequest, *, evidence: str | None = No
     ex = extractor or EntityExtractor()
     haystack = (evidence if evidence is not None else scoped_evidence(request))
     haystack = haystack + "\n" + request.message.text
+    candidates = _candidates(query, request.message.lang, entities, ex)
+    leaks = _unknown(candidates, haystack, ex)
+    reasons = {name: _reason(name, request) for name in leaks}
+    return LeakReport(leaks, reasons, tuple(m.name for m in candidates))
+
+
+def _unknown(mentions: Sequence[Mention], haystack: str, ex: EntityExtractor) -> tuple[str, ...]:
+    """The names of ``mentions`` that ``haystack`` does not contain (aliases count)."""
     stems = _stems(haystack)
     known_vocab = {m.name.casefold() for m in ex.vocabulary.find(haystack)}
-    leaks: list[str] = []
-    reasons: dict[str, str] = {}
-    checked: list[str] = []
-    for m in _candidates(query, request.message.lang, entities, ex):
-        checked.append(m.name)
+    out: list[str] = []
+    for m in mentions:
         if m.name.casefold() in known_vocab:
             continue
         surfaces = (m.surface, *ex.vocabulary.surfaces_of(m.name))
-        if _known(m.name, surfaces, m.type, haystack, stems):
-            continue
-        leaks.append(m.name)
-        reasons[m.name] = _reason(m.name, request)
-    return LeakReport(tuple(leaks), reasons, tuple(checked))
+        if not _known(m.name, surfaces, m.type, haystack, stems):
+            out.append(m.name)
+    return tuple(out)
+
+
+def conversation_text(request: RewriteRequest, evidence: str | None = None) -> str:
+    """Everything the conversation holds, whatever the scope showed: every turn, the
+    latest message, the screens, and ``evidence`` (slots and lists shown as text)."""
+    parts = [evidence if evidence is not None else scoped_evidence(request)]
+    for t in request.state.turns:
+        parts.append(t.content)
+        if t.screen is not None:
+            parts.extend(x for x in (t.screen.page_title, t.screen.page_url, t.screen.site) if x)
+    parts.append(request.message.text)
+    scr = request.message.screen
+    if scr is not None:
+        parts.extend(x for x in (scr.page_title, scr.page_url, scr.site) if x)
+    return "\n".join(parts)
+
+
+def invented_entities(query: str, request: RewriteRequest, *, evidence: str | None = None,
+                      entities: Sequence[Mention] = (), extractor: EntityExtractor | None = None
+                      ) -> tuple[str, ...]:
+    """Names the answer gives that occur nowhere in the conversation.
+
+    Unlike :func:`find_leaks`, which asks what the *scope* excluded, this asks what the
+    conversation never said at all: a name in the query, or any entity the model
+    declared even if the query does not write it (declared entities become liveness
+    slots, so an invented one would be offered to every later turn as live).
+
+    >>> from turnscope import Session
+    >>> seen = []
+    >>> class Capture:
+    ...     name = "capture"
+    ...     def run(self, request):
+    ...         seen.append(request)
+    ...         return s.embedded.run(request)
+    >>> s = Session(policy="liveness", rewriter=Capture())
+    >>> _ = s.user("Is the billing export API paginated?")
+    >>> invented_entities("Is the billing export API paginated?", seen[0],
+    ...                   entities=[Mention("region", "Tokyo", "Tokyo", -1, -1, "llm")])
+    ('Tokyo',)
+    """
+    ex = extractor or EntityExtractor()
+    haystack = conversation_text(request, evidence)
+    candidates = _candidates(query, request.message.lang, (), ex)
+    names = {m.name.casefold() for m in candidates}
+    candidates += [m for m in entities if m.name.strip() and m.name.casefold() not in names]
+    return _unknown(candidates, haystack, ex)
+
+
+def placeholder_echoes(texts: Iterable[str], evidence: str) -> tuple[str, ...]:
+    """Angle-bracketed placeholders (``<standalone query>``, ``<name>``) in the answer's
+    ``texts`` that the evidence does not contain: copied from the prompt's example
+    object rather than filled in. One the user wrote ("what does <details> do?") is not.
+
+    >>> placeholder_echoes(["<standalone query>", "<name>"], "LATEST MESSAGE: hi")
+    ('<standalone query>', '<name>')
+    >>> placeholder_echoes(["What does the <details> tag do?"], "the <details> tag")
+    ()
+    """
+    seen = evidence.casefold()
+    out: list[str] = []
+    for text in texts:
+        for p in PLACEHOLDER_PATTERN.findall(text):
+            if p.casefold() not in seen and p not in out:
+                out.append(p)
+    return tuple(out)

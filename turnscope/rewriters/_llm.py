@@ -7,11 +7,29 @@ the query, the ``topic_shift`` flag, the reference class and the entities back
 in **one call**, and never lets a backend fault break a conversation:
 
 * **structured output ladder** — ask for a JSON schema (``response_format:
-  json_schema``); if the server answers 400 saying it does not support that,
-  ask for JSON mode (``json_object``); if that is refused too, ask for plain
-  text and extract the first JSON object from it. The rung that worked is
-  remembered for later calls. Whatever the rung, the answer is validated with
-  pydantic.
+  json_schema``); if the server refuses that, ask in llama.cpp's form
+  (``{"type": "json_object", "schema": …}``), then for JSON mode
+  (``json_object``), then for plain text, and extract the first JSON object from
+  it. A refusal is any 4xx/5xx answer whose body names the format
+  (``response_format``, ``json_schema``, ``grammar``, ``schema``…): servers say
+  it with 400, 422 or, like llama-cpp-python's, 500. A refusal is not retried at
+  the same rung and does not count toward the circuit breaker; the rung that
+  worked is remembered for later calls. Whatever the rung, the answer is
+  validated with pydantic.
+* **bounded answers** — every request carries ``max_tokens``
+  (:data:`DEFAULT_MAX_TOKENS`): a runaway answer is cut by the server, not by the
+  client's timeout, so it cannot stall a single-slot local server for the calls
+  behind it. A cut answer (``finish_reason: length``) falls back with
+  ``truncated at max_tokens=N``.
+* **copied or invented answers** — an answer that echoes the prompt's example
+  placeholders (``<standalone query>``, ``<name>``) falls back with
+  ``placeholder echo: …``; one that names an entity the conversation never
+  mentioned (in the query or in its entity list, which would become a live slot)
+  falls back with ``invented entity: …``.
+* **system role** — ``system_role="auto"`` (the default) sends the instructions
+  as a system message until a server rejects that role, then merges them into the
+  first user message; ``False`` always merges (for chat templates that drop a
+  system message silently, which no answer reveals).
 * **faults** — a timeout per attempt; retries with exponential backoff on 429
   and 5xx, honouring ``Retry-After`` (capped); a circuit breaker that, after
   ``breaker_threshold`` consecutive backend failures, skips the server for
@@ -49,6 +67,7 @@ import email.utils
 import hashlib
 import json
 import logging
+import math
 import os
 import sqlite3
 import threading
@@ -56,7 +75,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -74,15 +93,19 @@ from turnscope.rewriters._base import EMBEDDED, RewriteRequest, RewriteResult
 from turnscope.rewriters._embedded import EmbeddedRewriter
 from turnscope.rewriters._factory import (
     DEFAULT_API_KEY_ENV,
+    DEFAULT_MAX_TOKENS,
     DEFAULT_TIMEOUT,
     SLOT_MODES,
+    SYSTEM_ROLE_MODES,
     SlotMode,
+    SystemRole,
 )
-from turnscope.rewriters._guard import find_leaks
+from turnscope.rewriters._guard import find_leaks, invented_entities, placeholder_echoes
 from turnscope.rewriters._prompts import (
     REFERENCE_CLASSES,
     REWRITE_JSON_SCHEMA,
     build_messages,
+    merge_system,
     prompt_size,
     user_content,
 )
@@ -95,10 +118,12 @@ __all__ = [
     "DEFAULT_BREAKER_THRESHOLD",
     "DEFAULT_MAX_ENTITIES",
     "DEFAULT_MAX_RETRIES",
+    "DEFAULT_MAX_TOKENS",
     "DEFAULT_RETRY_AFTER_CAP",
     "DEFAULT_TIMEOUT",
     "OUTPUT_MODES",
     "SLOT_MODES",
+    "SYSTEM_ROLE_MODES",
     "LLMConfig",
     "LLMRewriter",
     "ResponseCache",
@@ -125,15 +150,23 @@ DEFAULT_BREAKER_THRESHOLD = 5
 DEFAULT_BREAKER_COOLDOWN = 30.0
 #: Entities kept from one answer: a model that lists fifty would flood the slot table.
 DEFAULT_MAX_ENTITIES = 12
-#: The structured-output ladder, strongest first.
-OUTPUT_MODES = ("json_schema", "json_object", "text")
+#: The structured-output ladder, strongest first. ``json_object_schema`` is llama.cpp's
+#: form, ``{"type": "json_object", "schema": …}``: its servers constrain the output to
+#: the schema with a grammar but do not all accept OpenAI's ``json_schema`` type.
+OUTPUT_MODES = ("json_schema", "json_object_schema", "json_object", "text")
 
-OutputMode = Literal["json_schema", "json_object", "text"]
+OutputMode = Literal["json_schema", "json_object_schema", "json_object", "text"]
 
 _RETRYABLE = frozenset({429, 500, 502, 503, 504})
-#: a 400 whose body mentions one of these is about response_format, not about the prompt
-_UNSUPPORTED_HINTS = ("response_format", "json_schema", "json_object", "structured output",
-                      "response format")
+#: an error whose body mentions one of these is about response_format, not the prompt
+_UNSUPPORTED_HINTS = ("response_format", "response format", "json_schema", "json_object",
+                      "structured output", "grammar", "schema")
+#: errors that say nothing about the request's content, whatever their body says
+_NOT_A_REFUSAL = frozenset({401, 403, 404, 408, 429})
+#: an error whose body mentions one of these rejects the system role (chat templates such
+#: as Gemma's raise "System role not supported"; Mistral's "roles must alternate")
+_SYSTEM_ROLE_HINTS = ("system role", "system message", "role 'system'", 'role "system"',
+                      "roles must alternate", "system prompt is not supported")
 
 
 # -- the boundary: what the server and the model send back -------------------------------
@@ -146,6 +179,7 @@ class _ChoiceMessage(BaseModel):
 class _Choice(BaseModel):
     model_config = ConfigDict(extra="ignore")
     message: _ChoiceMessage
+    finish_reason: str | None = None
 
 
 class _Completion(BaseModel):
@@ -364,21 +398,33 @@ class LLMConfig:
     slots: SlotMode = "same-call"
     output_mode: OutputMode = "json_schema"
     max_entities: int = DEFAULT_MAX_ENTITIES
+    #: tokens the model may generate per answer; always sent (see DEFAULT_MAX_TOKENS)
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    system_role: SystemRole = "auto"
     extra_body: Mapping[str, object] = field(default_factory=dict)
+
+    DEFAULT_MAX_TOKENS: ClassVar[int] = DEFAULT_MAX_TOKENS
+    DEFAULT_TIMEOUT: ClassVar[float] = DEFAULT_TIMEOUT
 
     def __post_init__(self) -> None:
         if not self.base_url or not self.base_url.startswith(("http://", "https://")):
             raise ConfigError(f"base_url must be an http(s) URL, got {self.base_url!r}")
         if not self.model:
             raise ConfigError("model must be a non-empty model name")
-        if not self.timeout > 0:
-            raise ConfigError(f"timeout must be > 0 seconds, got {self.timeout}")
-        if self.max_retries < 0:
-            raise ConfigError(f"max_retries must be >= 0, got {self.max_retries}")
-        if self.backoff_base < 0 or self.backoff_cap < 0 or self.retry_after_cap < 0:
-            raise ConfigError("backoff_base, backoff_cap and retry_after_cap must be >= 0")
-        if self.breaker_threshold < 1 or self.breaker_cooldown < 0:
-            raise ConfigError("breaker_threshold must be >= 1 and breaker_cooldown >= 0")
+        # inf or nan would make httpx wait forever (inf) or fail on every call (nan)
+        _number("timeout", self.timeout, minimum=0.0, strict=True, unit=" seconds")
+        _integer("max_tokens", self.max_tokens, minimum=1)
+        _integer("max_retries", self.max_retries, minimum=0)
+        _integer("max_entities", self.max_entities, minimum=0)
+        for name in ("backoff_base", "backoff_cap", "retry_after_cap", "breaker_cooldown"):
+            _number(name, getattr(self, name), minimum=0.0)
+        _integer("breaker_threshold", self.breaker_threshold, minimum=1)
+        if self.temperature is not None:
+            _number("temperature", self.temperature, minimum=0.0)
+        if self.system_role not in SYSTEM_ROLE_MODES or not isinstance(self.system_role,
+                                                                      (bool, str)):
+            raise ConfigError(f"system_role must be True, False or 'auto', got "
+                              f"{self.system_role!r}")
         if self.slots not in SLOT_MODES:
             raise ConfigError(f"unknown slots mode {self.slots!r}; valid: {', '.join(SLOT_MODES)}")
         if self.output_mode not in OUTPUT_MODES:
@@ -390,15 +436,31 @@ class LLMConfig:
         return self.base_url.rstrip("/") + "/chat/completions"
 
 
+def _number(name: str, value: object, *, minimum: float, strict: bool = False,
+            unit: str = "") -> None:
+    """A finite real number >= minimum (> minimum when ``strict``), else ConfigError."""
+    op = ">" if strict else ">="
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not math.isfinite(value) or value < minimum or (strict and value == minimum):
+        raise ConfigError(f"{name} must be a finite number {op} {minimum:g}{unit}, "
+                          f"got {value!r}")
+
+
+def _integer(name: str, value: object, *, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ConfigError(f"{name} must be an integer >= {minimum}, got {value!r}")
+
+
 # -- one HTTP exchange, decided without I/O so sync and async share it -------------------
 
 @dataclass(frozen=True, slots=True)
 class _Step:
-    kind: Literal["done", "fail", "retry", "downgrade"]
+    kind: Literal["done", "fail", "retry", "downgrade", "merge_system"]
     content: str | None = None
     reason: str | None = None
     delay: float = 0.0
     usage: dict[str, Any] | None = None
+    finish_reason: str | None = None
     #: a backend fault (counts toward the circuit breaker), as opposed to a bad answer
     backend_fault: bool = True
 
@@ -411,6 +473,7 @@ class _Outcome:
     attempts: int = 0
     mode: str = ""
     usage: dict[str, Any] | None = None
+    finish_reason: str | None = None
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -464,6 +527,8 @@ class LLMRewriter:
         slots: SlotMode = "same-call",
         output_mode: OutputMode = "json_schema",
         max_entities: int = DEFAULT_MAX_ENTITIES,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        system_role: SystemRole = "auto",
         extra_body: Mapping[str, object] | None = None,
         cache_path: str | Path | None = None,
         extractor: EntityExtractor | None = None,
@@ -481,7 +546,8 @@ class LLMRewriter:
             retry_after_cap=retry_after_cap, breaker_threshold=breaker_threshold,
             breaker_cooldown=breaker_cooldown, temperature=temperature,
             counterweight=counterweight, strict=strict, slots=slots, output_mode=output_mode,
-            max_entities=max_entities, extra_body=dict(extra_body or {}))
+            max_entities=max_entities, max_tokens=max_tokens, system_role=system_role,
+            extra_body=dict(extra_body or {}))
         self.name = f"llm:{model}"
         self._own_extractor = extractor is not None
         self.extractor = extractor or EntityExtractor()
@@ -491,6 +557,9 @@ class LLMRewriter:
         # the ladder rung that last worked; shared by later calls (a server's abilities
         # do not change between turns)
         self.mode: OutputMode = output_mode
+        # whether the instructions travel inside the first user message (see system_role);
+        # "auto" starts with a system message and switches once a server rejects it
+        self.merge_system = system_role is False
         self._transport = transport
         self._async_transport = async_transport
         self._sleep = sleep
@@ -555,12 +624,16 @@ class LLMRewriter:
         return headers
 
     def _body(self, messages: list[dict[str, str]], mode: OutputMode) -> dict[str, object]:
-        body: dict[str, object] = {"model": self.config.model, "messages": messages}
+        sent = merge_system(messages) if self.merge_system else messages
+        body: dict[str, object] = {"model": self.config.model, "messages": sent,
+                                   "max_tokens": self.config.max_tokens}
         if self.config.temperature is not None:
             body["temperature"] = self.config.temperature
         if mode == "json_schema":
             body["response_format"] = {"type": "json_schema", "json_schema": {
                 "name": "rewrite", "strict": True, "schema": REWRITE_JSON_SCHEMA}}
+        elif mode == "json_object_schema":
+            body["response_format"] = {"type": "json_object", "schema": REWRITE_JSON_SCHEMA}
         elif mode == "json_object":
             body["response_format"] = {"type": "json_object"}
         body.update(self.config.extra_body)
@@ -587,12 +660,18 @@ class LLMRewriter:
             except ValidationError:
                 # a 200 that is not a chat completion: usually a wrong base_url
                 return _Step("fail", reason="invalid response")
-            return _Step("done", content=completion.choices[0].message.content,
-                         usage=completion.usage)
-        if status == 400 and mode != "text":
+            choice = completion.choices[0]
+            return _Step("done", content=choice.message.content, usage=completion.usage,
+                         finish_reason=choice.finish_reason)
+        if status >= 400 and status not in _NOT_A_REFUSAL:
+            # a refusal of the request's form, not a fault: retrying the same request
+            # would get the same answer, so change the request instead
             text = response.text.lower()
-            if any(h in text for h in _UNSUPPORTED_HINTS):
-                return _Step("downgrade", reason=f"{mode} unsupported")
+            if cfg.system_role == "auto" and not self.merge_system \
+                    and any(h in text for h in _SYSTEM_ROLE_HINTS):
+                return _Step("merge_system", reason="system role unsupported")
+            if mode != "text" and any(h in text for h in _UNSUPPORTED_HINTS):
+                return _Step("downgrade", reason=f"{mode} unsupported (http {status})")
         if status in _RETRYABLE:
             what = f"http {status}"
             if retry >= cfg.max_retries:
@@ -604,11 +683,17 @@ class LLMRewriter:
             return _Step("retry", reason=what, delay=delay)
         return _Step("fail", reason=f"http {status}")
 
-    def _next_mode(self, mode: OutputMode) -> OutputMode:
-        nxt: OutputMode = "json_object" if mode == "json_schema" else "text"
-        logger.info("%s: server refused response_format %s; trying %s", self.name, mode, nxt)
+    def _next_mode(self, mode: OutputMode, reason: str | None) -> OutputMode:
+        nxt: OutputMode = _LADDER[min(_LADDER.index(mode) + 1, len(_LADDER) - 1)]
+        logger.info("%s: server refused response_format (%s); trying %s", self.name, reason,
+                    nxt)
         self.mode = nxt
         return nxt
+
+    def _use_merged_system(self) -> None:
+        logger.info("%s: server rejected the system role; the instructions now open the "
+                    "first user message", self.name)
+        self.merge_system = True
 
     def _call(self, messages: list[dict[str, str]]) -> _Outcome:
         client = self._sync_client()
@@ -624,7 +709,10 @@ class LLMRewriter:
                 error = exc
             step = self._step(response, error, retry, mode)
             if step.kind == "downgrade":
-                mode = self._next_mode(mode)
+                mode = self._next_mode(mode, step.reason)
+                continue
+            if step.kind == "merge_system":
+                self._use_merged_system()
                 continue
             if step.kind == "retry":
                 logger.info("%s: %s; retry %d in %.2fs", self.name, step.reason, retry + 1,
@@ -648,7 +736,10 @@ class LLMRewriter:
                 error = exc
             step = self._step(response, error, retry, mode)
             if step.kind == "downgrade":
-                mode = self._next_mode(mode)
+                mode = self._next_mode(mode, step.reason)
+                continue
+            if step.kind == "merge_system":
+                self._use_merged_system()
                 continue
             if step.kind == "retry":
                 logger.info("%s: %s; retry %d in %.2fs", self.name, step.reason, retry + 1,
@@ -743,14 +834,52 @@ class LLMRewriter:
         if outcome.reason is not None:
             trace["latency_ms"] = round((time.perf_counter() - started) * 1000, 1)
             return self._fallback(request, outcome.reason, trace)
+        if outcome.finish_reason is not None:
+            trace["finish_reason"] = outcome.finish_reason
+        if outcome.finish_reason == "length":
+            # cut off mid-answer: even when a JSON object can be dug out of the text, it
+            # is not the one the model was writing
+            trace["raw"] = (outcome.content or "")[:500]
+            trace["latency_ms"] = round((time.perf_counter() - started) * 1000, 1)
+            return self._fallback(request, f"truncated at max_tokens={self.config.max_tokens}",
+                                  trace)
         parsed = _parse_answer(outcome.content)
         if isinstance(parsed, str):
             trace["raw"] = (outcome.content or "")[:500]
             return self._fallback(request, parsed, trace)
+        rejected = self._reject(request, parsed, messages)
+        if rejected is not None:
+            trace["raw"] = (outcome.content or "")[:500]
+            trace["rejected_query"] = parsed.query
+            return self._fallback(request, rejected, trace)
         if self.cache is not None and outcome.mode != "cache" and outcome.content is not None:
             self.cache.put(key, self.config.model, outcome.content)
         trace["latency_ms"] = round((time.perf_counter() - started) * 1000, 1)
         return self._result(request, parsed, messages, trace)
+
+    def _reject(self, request: RewriteRequest, answer: RewriteAnswer,
+                messages: list[dict[str, str]]) -> str | None:
+        """Why a well-formed answer is still not a rewrite, or None.
+
+        A small model copies the prompt's example object (``"<standalone query>"``,
+        entities named ``<name>``) or makes names up; either would be taken as the query,
+        and the entities would become live slots that later turns are offered.
+        """
+        evidence = user_content(messages)
+        texts = [answer.query, *(t for e in answer.entities for t in (e.type, e.name))]
+        echoed = placeholder_echoes(texts, evidence + "\n" + request.message.text)
+        if echoed:
+            return "placeholder echo: " + ", ".join(echoed)
+        # declared entities count only where they become slots; with slots="extract" the
+        # extractor reads the query instead, and the query itself is checked either way
+        declared = [Mention(e.type or "name", e.name, e.name, -1, -1, "llm")
+                    for e in answer.entities[: self.config.max_entities]
+                    ] if self.config.slots == "same-call" else []
+        invented = invented_entities(answer.query, request, evidence=evidence,
+                                     entities=declared, extractor=self.extractor)
+        if invented:
+            return "invented entity: " + ", ".join(invented)
+        return None
 
     def _result(self, request: RewriteRequest, answer: RewriteAnswer,
                 messages: list[dict[str, str]], trace: dict[str, object]) -> RewriteResult:
@@ -833,8 +962,12 @@ def _after(what: str, retries: int) -> str:
     return f"{what} after {retries} retries" if retries else what
 
 
+_LADDER: tuple[OutputMode, ...] = ("json_schema", "json_object_schema", "json_object", "text")
+
+
 def _outcome(step: _Step, attempts: int, mode: str) -> _Outcome:
     if step.kind == "done":
-        return _Outcome(content=step.content, attempts=attempts, mode=mode, usage=step.usage)
+        return _Outcome(content=step.content, attempts=attempts, mode=mode, usage=step.usage,
+                        finish_reason=step.finish_reason)
     return _Outcome(reason=step.reason, backend_fault=step.backend_fault, attempts=attempts,
                     mode=mode)

@@ -60,11 +60,14 @@ __all__ = [
     "CHARS_PER_TOKEN",
     "COUNTERWEIGHT_CLAUSE",
     "LIVENESS_INSTRUCTION",
+    "PLACEHOLDER_PATTERN",
     "PROMPT_BUILDERS",
+    "PROMPT_PLACEHOLDERS",
     "REFERENCE_CLASSES",
     "REWRITE_JSON_SCHEMA",
     "SYSTEM_TEMPLATE",
     "build_messages",
+    "merge_system",
     "prompt_size",
     "user_content",
 ]
@@ -105,6 +108,13 @@ Reply with one JSON object and nothing else, in this shape:
 - reference_class: one of {classes}.
 - entities: the named things the query is about (products, services, regions, features, \
 places, people), each with a short lower-case type and its name as written in the context."""
+
+#: An angle-bracketed placeholder such as ``<standalone query>``: the shape the example
+#: object above uses. A small model copies the example instead of filling it in, so an
+#: answer that contains one (and whose evidence does not) is rejected, see ``_guard``.
+PLACEHOLDER_PATTERN = re.compile(r"<[^<>\n]{1,60}>")
+#: the placeholders the example object itself uses
+PROMPT_PLACEHOLDERS: frozenset[str] = frozenset(PLACEHOLDER_PATTERN.findall(SYSTEM_TEMPLATE))
 
 #: the context rule of turn-based (unguarded) policies: the usual "condense the question" rule
 _RULE_HISTORY = ("Use the conversation to resolve what the latest message refers to, and keep "
@@ -370,6 +380,27 @@ def build_messages(request: RewriteRequest, *, counterweight: bool = True) -> li
     if builder is None:
         builder = _liveness if scope.guarded else _full
     return builder(request, counterweight)
+
+
+def merge_system(messages: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
+    """The messages with the system text moved to the start of the first user message.
+
+    For chat templates without a system role: some reject it, others drop it without a
+    word, and the model then never reads the task or the output format.
+
+    >>> merge_system([{"role": "system", "content": "Rules."},
+    ...               {"role": "user", "content": "LATEST MESSAGE: hi"}])
+    [{'role': 'user', 'content': 'Rules.\\n\\nLATEST MESSAGE: hi'}]
+    """
+    system = "\n\n".join(m.get("content", "") for m in messages if m.get("role") == "system")
+    rest = [dict(m) for m in messages if m.get("role") != "system"]
+    if not system:
+        return rest
+    for m in rest:
+        if m.get("role") == "user":
+            m["content"] = system + "\n\n" + m.get("content", "")
+            return rest
+    return [{"role": "user", "content": system}, *rest]
 
 
 def user_content(messages: Sequence[Mapping[str, str]]) -> str:
