@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from turnscope._exceptions import InputError
+from turnscope._text import normalize_message
 from turnscope.conversation import (
     ConversationState,
     ResolvedTurn,
@@ -18,6 +21,7 @@ from turnscope.conversation import (
     detect_language,
 )
 from turnscope.entities import EntityExtractor, LivenessConfig, Mention, SlotTable, Vocabulary
+from turnscope.entities._extract import search_before
 from turnscope.references import anchors, classify
 from turnscope.resolver import Resolver
 from turnscope.rewriters._base import Rewriter, RewriteRequest, RewriteResult
@@ -27,6 +31,13 @@ from turnscope.scope import Message, Scope, ScopePolicy, get_policy
 __all__ = ["Session", "TurnResult"]
 
 logger = logging.getLogger("turnscope.session")
+
+# "the database" in an answer: the tail of the text before a kind noun (searched from
+# the end only: searching every prefix made a long answer quadratic)
+_DEF_BEFORE = re.compile(r"\b(?:the|this|that)\s+$", re.IGNORECASE)
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
 @dataclass(frozen=True)
@@ -69,12 +80,68 @@ class TurnResult:
         return out
 
 
+def _screen_field(value: object, key: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InputError(f"screen {key} must be a string or None, got {type(value).__name__}")
+    # a screen field goes into the query as it is: same normalisation as a user message
+    return normalize_message(value, single_line=True).strip() or None
+
+
 def _screen(value: Screen | Mapping[str, Any] | None) -> Screen | None:
-    if value is None or isinstance(value, Screen):
-        return value
-    if not isinstance(value, Mapping):
+    if value is None:
+        return None
+    if isinstance(value, Screen):
+        fields = (value.page_title, value.page_url, value.site)
+    elif isinstance(value, Mapping):
+        fields = (value.get("page_title"), value.get("page_url"), value.get("site"))
+    else:
         raise InputError(f"screen must be an object with page_title/page_url/site, got {value!r}")
-    return Screen(value.get("page_title"), value.get("page_url"), value.get("site"))
+    title, url, site = (_screen_field(v, k)
+                        for v, k in zip(fields, ("page_title", "page_url", "site")))
+    return Screen(title, url, site)
+
+
+def _check_arguments(policy: object, rewriter: object, vocabulary: object, liveness: object,
+                     extractor: object, resolver: object) -> None:
+    """Wrong argument types fail here, naming the argument, not turns later as an
+    AttributeError deep inside a rewrite."""
+    if not isinstance(policy, str) and not (callable(getattr(policy, "run", None))
+                                            and isinstance(getattr(policy, "name", None), str)):
+        raise InputError("policy must be a policy name (default, full, window[:W], "
+                         "segment[:centroid|flag|learned], liveness, relevant) or a ScopePolicy "
+                         f"(with .name and .run), got {policy!r}")
+    if rewriter is not None and not callable(getattr(rewriter, "run", None)):
+        raise InputError("rewriter must be a Rewriter (an object with a run(request) method) "
+                         f"or None for the embedded one, got {rewriter!r}")
+    if vocabulary is not None and not isinstance(vocabulary, Vocabulary):
+        hint = (" (for a bundled vocabulary use turnscope.entities.bundled_vocabulary"
+                f"({vocabulary!r}))" if isinstance(vocabulary, str) else "")
+        raise InputError(f"vocabulary must be a Vocabulary or None, got {vocabulary!r}{hint}")
+    if liveness is not None and not isinstance(liveness, LivenessConfig):
+        raise InputError(f"liveness must be a LivenessConfig or None, got {liveness!r}")
+    if extractor is not None:
+        if not all(callable(getattr(extractor, a, None)) for a in ("extract", "enumerations")) \
+                or not isinstance(getattr(extractor, "vocabulary", None), Vocabulary):
+            raise InputError("extractor must be an EntityExtractor (extract, enumerations and "
+                             f"a vocabulary) or None, got {extractor!r}")
+        if vocabulary is not None:
+            raise InputError("give vocabulary or extractor, not both: the extractor "
+                             "brings its own vocabulary")
+    if resolver is not None and resolver != "default" and not isinstance(resolver, Resolver):
+        raise InputError("resolver must be a Resolver, None (rules only) or 'default', "
+                         f"got {resolver!r}")
+
+
+def _locked(method: Callable[Concatenate[Session, _P], _R]) -> Callable[Concatenate[Session, _P], _R]:
+    """Run ``method`` holding the session's lock: a turn reads and extends the state in
+    several steps, and two threads interleaving them would share a turn index."""
+    def run(self: Session, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with self._lock:
+            return method(self, *args, **kwargs)
+    functools.update_wrapper(run, method)  # keeps the name and docstring for help()
+    return run
 
 
 class Session:
@@ -91,7 +158,18 @@ class Session:
     (the embedded one by default); ``resolver`` the learned resolver the embedded
     rewriter consults (the shipped model by default; ``None`` for rules only). When a
     configured rewriter fails, the
-    embedded rewriter answers and the result says so (``fallback``).
+    embedded rewriter answers and the result says so (``fallback``). A wrong argument
+    raises :class:`~turnscope.InputError` naming it.
+
+    Every turn is normalised as it enters (:func:`turnscope._text.normalize_message`):
+    half-width katakana and full-width Latin letters take their ordinary width,
+    zero-width and control characters are removed, and a user message becomes one line.
+    Extraction, ordinals and the query all read that normalised text, so the query is
+    built from it (``ｸﾗｳﾄﾞ`` comes back as ``クラウド``). A message with nothing visible
+    left is an :class:`~turnscope.InputError`.
+
+    A session may be shared by threads: turns are taken one at a time (a re-entrant
+    lock), so turn indices stay unique and in order of arrival.
     """
 
     def __init__(
@@ -104,6 +182,8 @@ class Session:
         extractor: EntityExtractor | None = None,
         resolver: Resolver | None | str = "default",
     ) -> None:
+        _check_arguments(policy, rewriter, vocabulary, liveness, extractor, resolver)
+        self._lock = threading.RLock()
         self.extractor = extractor or EntityExtractor(vocabulary)
         self.policy = get_policy(policy)
         use_vocab = getattr(self.policy, "use_vocabulary", None)
@@ -121,6 +201,7 @@ class Session:
         self._last_user: int | None = None
 
     # -- feeding turns -------------------------------------------------------------
+    @_locked
     def add(self, role: str | Role, content: str,
             screen: Screen | Mapping[str, Any] | None = None) -> TurnResult | None:
         """Add a turn of either role; user turns are rewritten and returned."""
@@ -133,9 +214,14 @@ class Session:
         self.assistant(content, screen=screen)
         return None
 
+    @_locked
     def assistant(self, content: str, *, screen: Screen | Mapping[str, Any] | None = None) -> None:
         if not isinstance(content, str):
             raise InputError(f"assistant content must be a string, got {type(content).__name__}")
+        content = normalize_message(content, single_line=False)
+        if not content.strip():
+            raise InputError("an assistant message must contain visible text (it is empty, "
+                             "whitespace or invisible characters only)")
         idx = self.state.last_index + 1
         lang = detect_language(content)
         mentions = self._kind_references(self.extractor.extract(content, lang), content)
@@ -144,13 +230,18 @@ class Session:
         if self._last_user is not None:
             self.state.index_exchange_text(self._last_user, content)
 
+    @_locked
     def user(self, content: str, *, screen: Screen | Mapping[str, Any] | None = None,
              rewriter: Rewriter | None = None) -> TurnResult:
         """Rewrite a user turn and record it. ``rewriter`` overrides the session's for this
         turn only: replaying a prefix passes ``self.embedded`` so that an item of a
         thousand earlier turns costs one model call, not a thousand."""
-        if not isinstance(content, str) or not content.strip():
-            raise InputError("a user message must be a non-empty string")
+        if not isinstance(content, str):
+            raise InputError(f"a user message must be a string, got {type(content).__name__}")
+        content = normalize_message(content, single_line=True).strip()
+        if not content:
+            raise InputError("a user message must be a non-empty string with visible text "
+                             "(it is empty, whitespace or invisible characters only)")
         state = self.state
         idx = state.last_index + 1
         scr = _screen(screen)
@@ -205,7 +296,7 @@ class Session:
         for m in mentions:
             # ("your database" is the user's own instance, not a reference back)
             if m.source == "general" and m.definite and m.name.casefold() in kinds \
-                    and re.search(r"\b(?:the|this|that)\s+$", content[: m.start], re.IGNORECASE):
+                    and search_before(_DEF_BEFORE, content, m.start, 4):
                 of_kind = [sl for sl in self.state.slots.current()
                            if m.name.casefold() in vocab.kinds_of(sl.name)]
                 if of_kind:
@@ -267,6 +358,7 @@ class Session:
                          "status": slot.status.value if slot else "live"})
         return tuple(rows)
 
+    @_locked
     def slot_rows(self, *, include_terminal: bool = False) -> list[dict[str, object]]:
         """The slot table (current slots; terminal ones too if asked)."""
         if include_terminal:
@@ -274,6 +366,22 @@ class Session:
         return [{"type": s.type, "name": s.name, "introduced": s.introduced,
                  "last_seen": s.last_seen, "status": s.status.value}
                 for s in self.state.slots.current()]
+
+    @property
+    def turn_count(self) -> int:
+        """How many turns (of both roles) the session has taken."""
+        with self._lock:
+            return len(self.state.turns)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # a lock cannot be pickled or copied; a copy gets a fresh one
+        d = self.__dict__.copy()
+        d.pop("_lock", None)
+        return d
+
+    def __setstate__(self, d: dict[str, Any]) -> None:
+        self.__dict__.update(d)
+        self._lock = threading.RLock()
 
     @classmethod
     def replay(cls, prefix: list[Mapping[str, Any]], **kwargs: Any) -> Session:
