@@ -72,7 +72,8 @@ def one_turn(text: str, lang: str) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeats", type=int, default=1, help="runs per size (at least 3 below 256 kB); the fastest counts")
+    ap.add_argument("--repeats", type=int, default=1,
+                    help="runs per size (at least 3 below 256 kB); the fastest counts")
     ap.add_argument("--lang", choices=["en", "ja"], default="en")
     args = ap.parse_args()
     console = Console()

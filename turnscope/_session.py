@@ -99,7 +99,7 @@ def _screen(value: Screen | Mapping[str, Any] | None) -> Screen | None:
     else:
         raise InputError(f"screen must be an object with page_title/page_url/site, got {value!r}")
     title, url, site = (_screen_field(v, k)
-                        for v, k in zip(fields, ("page_title", "page_url", "site")))
+                        for v, k in zip(fields, ("page_title", "page_url", "site"), strict=True))
     return Screen(title, url, site)
 
 

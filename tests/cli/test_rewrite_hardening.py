@@ -73,8 +73,9 @@ def test_stdin_redirected_from_the_output_file_is_refused(tmp_path: Path) -> Non
     content = jl(GOOD_A)
     items.write_bytes(content)
     with items.open("rb") as stdin:
-        proc = subprocess.run([sys.executable, "-c", "from turnscope.cli import main; main()", "rewrite", "--input", "-",
-                               "--output", str(items)], stdin=stdin, capture_output=True,
+        cmd = [sys.executable, "-c", "from turnscope.cli import main; main()",
+               "rewrite", "--input", "-", "--output", str(items)]
+        proc = subprocess.run(cmd, stdin=stdin, capture_output=True,
                               text=True, env={**os.environ, **WIDE}, timeout=120)
     assert proc.returncode == 2, proc.stderr
     assert "input" in flat(proc.stderr) and "Traceback" not in proc.stderr
@@ -234,7 +235,7 @@ def test_lone_surrogate_in_an_id_still_gives_a_json_line(runner: CliRunner,
 
 # -- 8. option values and file-system errors -------------------------------------------
 
-@pytest.mark.parametrize("command", ["rewrite", "chat"])
+@pytest.mark.parametrize("command", ["rewrite", "chat", "eval"])
 @pytest.mark.parametrize("value", ["inf", "-inf", "nan", "0", "-1", "1e9"])
 def test_bad_timeout_is_a_usage_error(runner: CliRunner, tmp_path: Path, command: str,
                                       value: str) -> None:

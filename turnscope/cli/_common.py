@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import typer
@@ -10,6 +11,19 @@ from turnscope._exceptions import TurnscopeError
 from turnscope.cli._llm_opts import rewriter_from_options
 from turnscope.entities import Vocabulary, bundled_vocabularies
 from turnscope.rewriters import Rewriter
+
+#: the longest ``--timeout`` accepted; anything beyond is a typo rather than a wish
+MAX_TIMEOUT = 3600.0
+
+
+def check_timeout(value: float) -> float:
+    """``--timeout`` must be a finite, positive number of seconds (inf and nan used to
+    reach the HTTP client and fail once per turn)."""
+    if not math.isfinite(value) or value <= 0 or value > MAX_TIMEOUT:
+        raise typer.BadParameter(
+            f"{value} is not a timeout: give a number of seconds above 0 and at most "
+            f"{MAX_TIMEOUT:g}", param_hint="--timeout")
+    return value
 
 
 def load_vocabulary(spec: str | None) -> Vocabulary | None:

@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 
 from turnscope._exceptions import TurnscopeError
-from turnscope.cli._common import load_vocabulary, make_cli_rewriter
+from turnscope.cli._common import check_timeout, load_vocabulary, make_cli_rewriter
 
 __all__ = ["DATASET_CHOICES", "DEFAULT_DATASET", "TOPIC_DATASETS", "eval_command", "register"]
 
@@ -123,7 +123,8 @@ def eval_command(
     rewriter: Annotated[str, typer.Option(help="embedded or llm.")] = "embedded",
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible base URL (llm).")] = None,
     model: Annotated[str | None, typer.Option(help="Model name (llm).")] = None,
-    timeout: Annotated[float, typer.Option(help="Seconds per LLM call.")] = 10.0,
+    timeout: Annotated[float, typer.Option(help="Seconds per LLM call.",
+                                           callback=check_timeout)] = 10.0,
     data_root: Annotated[Path | None, typer.Option(
         help="Folder of the public data sets (default: $TURNSCOPE_DATA or ../shared/data).")]
     = None,

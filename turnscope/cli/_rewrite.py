@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import math
 import os
 import sys
 from pathlib import Path
@@ -19,24 +18,10 @@ from turnscope._exceptions import ItemError, TurnscopeError
 from turnscope._items import read_items, rewrite_item
 from turnscope._session import Session, TurnResult
 from turnscope.cli._app import app
-from turnscope.cli._common import load_vocabulary, make_cli_rewriter
+from turnscope.cli._common import check_timeout, load_vocabulary, make_cli_rewriter
 from turnscope.scope import get_policy
 
 err = Console(stderr=True)
-
-#: the longest ``--timeout`` accepted; anything beyond is a typo rather than a wish
-MAX_TIMEOUT = 3600.0
-
-
-def check_timeout(value: float) -> float:
-    """``--timeout`` must be a finite, positive number of seconds (inf and nan used to
-    reach the HTTP client and fail once per turn)."""
-    if not math.isfinite(value) or value <= 0 or value > MAX_TIMEOUT:
-        raise typer.BadParameter(
-            f"{value} is not a timeout: give a number of seconds above 0 and at most "
-            f"{MAX_TIMEOUT:g}", param_hint="--timeout")
-    return value
-
 
 def _say_error(message: str) -> None:
     """One line on stderr; user text in ``message`` is never read as Rich markup."""
