@@ -1,6 +1,6 @@
 """What the learned resolver costs: time per exchange, against the rules alone, in one run.
 
-    python benchmarks/resolver_cost.py [--conversations 6]
+    python benchmarks/resolver_cost.py [--conversations 6] [--long-turns 1000]
 
 Replays CAsT 2021 development conversations (answers are long passages, so every
 exchange embeds several sentences) through a session with the learned resolver and
@@ -9,6 +9,12 @@ through one without it (the rules alone), and reports the median time per exchan
 and how many texts each exchange embedded. The shipped model's size and the training
 time it records are printed beside. Absolute times on a shared 2-core machine are
 noise; the ratio is the figure.
+
+Then the growth with the conversation's length: the same five exchanges are timed
+at the start of a fresh session (history of at most 10 turns) and at the end of a
+session that has already seen ``--long-turns`` turns (other CAsT 2021 exchanges,
+concatenated); the ratio of the two medians should stay near 1 (the resolver reads
+a bounded window; the detector keeps running sums).
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from importlib import resources
 from typing import Any
 
 from rich.console import Console
+from rich.progress import Progress
 from rich.table import Table
 
 from turnscope import Session
@@ -54,11 +61,49 @@ def run(convs: list[list[tuple[str, str]]], make: Any) -> tuple[list[float], int
     return times, texts
 
 
+def growth(convs: list[list[tuple[str, str]]], long_turns: int) -> tuple[float, float, int]:
+    """Median ms of the same five exchanges after <=10 turns and after ``long_turns`` turns."""
+    pool = [(turns[k][1], turns[k + 1][1]) for turns in convs for k in range(0, len(turns) - 1, 2)]
+    probe, filler = pool[-5:], pool[:-5]
+    if not filler:
+        raise SystemExit("not enough exchanges for the growth measurement")
+
+    def timed(s: Session, pairs: list[tuple[str, str]]) -> list[float]:
+        out = []
+        for u, a in pairs:
+            t0 = time.perf_counter()
+            s.user(u)
+            s.assistant(a)
+            out.append(time.perf_counter() - t0)
+        return out
+
+    short = Session(resolver=Resolver.load(embedder=CachedEmbedder()))
+    timed(short, filler[:2])  # warm the process (model load, first calls) before timing
+    short = Session(resolver=Resolver.load(embedder=CachedEmbedder()))
+    t_short = timed(short, probe)
+    # the long session re-uses the filler texts in order (an embedder cache would hide
+    # the per-turn embedding, so it gets a fresh one; only the history grows)
+    long = Session(resolver=Resolver.load(embedder=CachedEmbedder()))
+    fed = 0
+    with Progress(console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task(f"feeding {long_turns} turns", total=long_turns)
+        while fed < long_turns:
+            u, a = filler[(fed // 2) % len(filler)]
+            long.user(u)
+            long.assistant(a)
+            fed += 2
+            progress.advance(task, 2)
+    t_long = timed(long, probe)
+    return statistics.median(t_short) * 1000, statistics.median(t_long) * 1000, fed
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--conversations", type=int, default=6)
+    ap.add_argument("--long-turns", type=int, default=1000)
     args = ap.parse_args()
-    convs = exchanges(load_cast(2021, part="dev"))[: args.conversations]
+    all_convs = exchanges(load_cast(2021, part="dev"))
+    convs = all_convs[: args.conversations]
     console = Console(width=120)
     # a fresh embedder per session: nothing is cached from an earlier conversation
     learned, n_texts = run(convs, lambda: Session(resolver=Resolver.load(embedder=CachedEmbedder())))
@@ -78,6 +123,14 @@ def main() -> None:
     console.print(f"texts embedded per exchange: {n_texts / n:.1f} (each new turn once: the message, "
                   f"every sentence of the answer); model file {len(path.read_bytes()) / 1e6:.2f} MB; "
                   f"trained on {meta['trained_on']}")
+    if args.long_turns:
+        ms_short, ms_long, fed = growth(all_convs, args.long_turns)
+        g = Table(title="the same five exchanges, short history vs long history (learned resolver)")
+        for col in ("history", "median ms per exchange", "ratio to 10-turn"):
+            g.add_column(col, justify="right")
+        g.add_row("<= 10 turns", f"{ms_short:.1f}", "1.00")
+        g.add_row(f"{fed} turns", f"{ms_long:.1f}", f"{ms_long / ms_short:.2f}")
+        console.print(g)
 
 
 if __name__ == "__main__":

@@ -1,75 +1,90 @@
 """Threshold sweep of the learned resolver: coverage against contamination.
 
-    python benchmarks/resolver_sweep.py [--set cast21check] [--png sweep.png]
+    python benchmarks/resolver_sweep.py [--set cast21check] [--png FILE] [--json FILE]
 
-Scores every candidate of every follow-up once with the shipped model, then
-re-decides at each threshold (the cap on carried phrases stays the shipped one).
-The resolver alone is swept (no structural rules), on a check set by default:
-the shipped threshold was chosen out of fold on development data, and this run
-only reports what it gives elsewhere. Writes a table and a PNG.
+Replays every conversation of the set in sessions at each gate threshold (the cap on
+carried phrases stays the shipped one): a session's earlier rewrites feed the later
+ones, so a threshold is judged where it acts, not on items taken one by one. The
+baselines of SPEC section 7 (raw, previous user turn, previous exchange, whole
+history, the organisers' automatic rewrite where the set has one) are measured in
+the same run and drawn beside the curve. Runs on a check set by default: the
+shipped threshold was chosen on development data, and this only reports what it
+gives elsewhere. Writes a table, a PNG and the rows as JSON.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
-import numpy as np
-from resolver_sets import SETS  # type: ignore[import-not-found]
+from resolver_sets import SETS, figures, replay  # type: ignore[import-not-found]
 from rich.console import Console
-from rich.progress import track
 from rich.table import Table
 
-from turnscope.evaluation import check_terms
-from turnscope.resolver import HistoryTurn, default_resolver, realize
-from turnscope.resolver._candidates import key_of
-from turnscope.resolver._ranker import select
+from turnscope import Session
+from turnscope.datasets import cast_baselines
+from turnscope.resolver import default_resolver
 
-THRESHOLDS = [round(0.05 * i, 2) for i in range(1, 20)] + [0.97, 0.99, 1.01]
+THRESHOLDS = [0.3, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.01]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--set", default="cast21check", choices=list(SETS))
-    ap.add_argument("--png", type=Path, default=Path("resolver_sweep.png"))
+    ap.add_argument("--png", type=Path, default=Path("benchmarks/figures/resolver_sweep.png"))
+    ap.add_argument("--json", type=Path, default=Path("benchmarks/figures/resolver_sweep.json"))
+    ap.add_argument("--limit", type=int, default=0, help="first N items (quick runs)")
     args = ap.parse_args()
     console = Console(width=160)
-    items = [it for it in SETS[args.set][1]() if it["prefix"]]
+    items = SETS[args.set][1]()
+    if args.limit:
+        items = items[: args.limit]
     r = default_resolver()
-    scored = []
-    for it in track(items, description=f"scoring {args.set}", console=console):
-        hist = [HistoryTurn(k + 1, t["role"], t["content"]) for k, t in enumerate(it["prefix"])]
-        cands, scores = r.score(it["follow_up"], hist)
-        mk = key_of(it["follow_up"])
-        scores = np.array([0.0 if c.key <= mk else s for c, s in zip(cands, scores, strict=True)])
-        scored.append((it, cands, scores))
-    rows = []
-    for t in THRESHOLDS:
-        cov = con = 0
-        for it, cands, scores in scored:
-            chosen = select(cands, scores, t, r.max_carried) if cands else []
-            q, _ = realize(it["follow_up"], [cands[i].text for i in chosen])
-            c = check_terms(q, it["required_in_rewrite"], it["forbidden_in_rewrite"])
-            cov += c.covered
-            con += c.contaminated
-        rows.append((t, cov / len(scored), con / len(scored)))
-    table = Table(title=f"resolver threshold sweep on {args.set} ({SETS[args.set][0]}, "
-                        f"{len(scored)} follow-ups; shipped threshold {r.threshold})")
-    for col in ("threshold", "coverage", "contamination"):
+    thresholds = sorted({*THRESHOLDS, r.threshold})
+    rows: list[tuple[float, float, float]] = []
+    for t in thresholds:
+        rt = r.with_threshold(t)
+
+        def make(rt: object = rt) -> Session:
+            return Session(resolver=rt)  # type: ignore[arg-type]
+
+        f = figures(items, replay(items, make, console, f"{args.set} at {t:.2f}"))
+        rows.append((t, f["coverage"], f["contamination"]))
+        console.print(f"threshold {t:.2f}: coverage {f['coverage']:.3f}, "
+                      f"contamination {f['contamination']:.3f}", highlight=False)
+    rules = figures(items, replay(items, lambda: Session(resolver=None), console, "rules alone"))
+    base: dict[str, dict[str, float]] = {"rules alone (before issue 8)": rules}
+    for name, qs in cast_baselines(items).items():
+        if len(qs) == len(items):
+            base[name] = figures(items, qs)
+    n = sum(1 for it in items if it["prefix"])
+    table = Table(title=f"resolver threshold sweep on {args.set} ({SETS[args.set][0]} set, {n} "
+                        f"follow-ups, session replay; shipped threshold {r.threshold})")
+    for col in ("threshold / system", "coverage", "contamination"):
         table.add_column(col, justify="right")
     for t, cv, cn in rows:
-        mark = " ◀ shipped" if abs(t - r.threshold) < 1e-9 else ""
+        mark = " (shipped)" if abs(t - r.threshold) < 1e-9 else ""
         table.add_row(f"{t:.2f}{mark}", f"{cv:.3f}", f"{cn:.3f}")
-    ship = [(t, cv, cn) for t, cv, cn in rows if abs(t - r.threshold) < 0.013]
+    for name, f in base.items():
+        table.add_row(name, f"{f['coverage']:.3f}", f"{f['contamination']:.3f}", style="dim")
     console.print(table)
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps({"set": args.set, "shipped_threshold": r.threshold,
+                                     "sweep": [{"threshold": t, "coverage": cv, "contamination": cn}
+                                               for t, cv, cn in rows],
+                                     "baselines": base}, indent=1) + "\n", encoding="utf-8")
+    ship = [(t, cv, cn) for t, cv, cn in rows if abs(t - r.threshold) < 1e-9]
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6, 4.5))
+    fig, ax = plt.subplots(figsize=(7.5, 5.5))
     ax.plot([cn for _, _, cn in rows], [cv for _, cv, _ in rows], "o-", label="learned resolver")
-    for t, cv, cn in rows[::3]:
+    for name, f in base.items():
+        ax.plot([f["contamination"]], [f["coverage"]], "s", ms=6, alpha=0.7, label=name)
+    for t, cv, cn in rows[::2]:
         ax.annotate(f"{t:.2f}", (cn, cv), textcoords="offset points", xytext=(4, 4), fontsize=7)
     if ship:
         ax.plot([ship[0][2]], [ship[0][1]], "r*", ms=14, label=f"shipped threshold {r.threshold}")
@@ -77,7 +92,7 @@ def main() -> None:
     ax.set_ylabel("required coverage")
     ax.set_title(f"Threshold sweep, {args.set}")
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower right")
+    ax.legend(loc="lower right", fontsize=7)
     fig.tight_layout()
     fig.savefig(args.png, dpi=120)
     console.print(f"wrote {args.png}")

@@ -293,6 +293,46 @@ def _calibrate(loaded: dict[str, list[dict[str, Any]]], rankers: dict[int, Any],
     return float(best["threshold"]), rows
 
 
+
+@dataclass
+class _Folded:
+    """Models fitted with one fold held out, and their out-of-fold predictions."""
+
+    rankers: dict[int, Any]
+    gates: dict[int, Any]
+    oof: list[np.ndarray]
+    g: _GateData
+    gate_oof: list[np.ndarray]
+
+
+def _fit_folds(examples: Sequence[Example], folds: int, seed: int, rounds: int) -> _Folded:
+    fold_of = [_fold(e.conversation, folds) for e in examples]
+    oof: list[np.ndarray] = [np.zeros(len(e.y)) for e in examples]
+    rankers: dict[int, Any] = {}
+    gates: dict[int, Any] = {}
+    for k in range(folds):
+        train_part = [e for e, f in zip(examples, fold_of, strict=True) if f != k and len(e.y)]
+        if not train_part or not any(e.y.any() for e in train_part):
+            continue
+        model = rankers[k] = fit(train_part, seed, rounds)
+        for j, (e, f) in enumerate(zip(examples, fold_of, strict=True)):
+            if f == k and len(e.y):
+                oof[j] = np.asarray(model.predict(e.x), dtype=np.float64)
+    # the gate learns from out-of-fold ranker scores: the scores it will see on new data
+    g = _gate_data(examples, oof)
+    gate_oof: list[np.ndarray] = [np.zeros(len(y)) for y in g.y]
+    for k in range(folds):
+        train_idx = [j for j, f in enumerate(fold_of) if f != k and len(g.y[j])]
+        if not train_idx or not any(g.y[j].any() for j in train_idx):
+            continue
+        gm = gates[k] = fit_gate(examples, g, train_idx, seed, rounds)
+        for j, f in enumerate(fold_of):
+            if f == k and len(g.y[j]):
+                gate_oof[j] = np.asarray(gm.predict(g.x[j]), dtype=np.float64)
+    return _Folded(rankers, gates, oof, g, gate_oof)
+
+
+
 def _auc(y: np.ndarray, s: np.ndarray) -> float:
     pos, neg = s[y > 0.5], s[y <= 0.5]
     if not len(pos) or not len(neg):
@@ -331,30 +371,9 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
             examples.extend(build_examples(its, name, embedder, advance))
             embedder.save()
     examples = [e for e in examples if len(e.y)] + [e for e in examples if not len(e.y)]
+    folded = _fit_folds(examples, folds, seed, rounds)
     trainable = [e for e in examples if len(e.y)]
-    fold_of = [_fold(e.conversation, folds) for e in examples]
-    oof: list[np.ndarray] = [np.zeros(len(e.y)) for e in examples]
-    rankers: dict[int, Any] = {}
-    gates: dict[int, Any] = {}
-    for k in range(folds):
-        train_part = [e for e, f in zip(examples, fold_of, strict=True) if f != k and len(e.y)]
-        if not train_part or not any(e.y.any() for e in train_part):
-            continue
-        model = rankers[k] = fit(train_part, seed, rounds)
-        for j, (e, f) in enumerate(zip(examples, fold_of, strict=True)):
-            if f == k and len(e.y):
-                oof[j] = np.asarray(model.predict(e.x), dtype=np.float64)
-    # the gate learns from out-of-fold ranker scores: the scores it will see on new data
-    g = _gate_data(examples, oof)
-    gate_oof: list[np.ndarray] = [np.zeros(len(y)) for y in g.y]
-    for k in range(folds):
-        train_idx = [j for j, f in enumerate(fold_of) if f != k and len(g.y[j])]
-        if not train_idx or not any(g.y[j].any() for j in train_idx):
-            continue
-        gm = gates[k] = fit_gate(examples, g, train_idx, seed, rounds)
-        for j, f in enumerate(fold_of):
-            if f == k and len(g.y[j]):
-                gate_oof[j] = np.asarray(gm.predict(g.x[j]), dtype=np.float64)
+    rankers, gates, oof, g, gate_oof = folded.rankers, folded.gates, folded.oof, folded.g, folded.gate_oof
     grid = sweep(examples, g, gate_oof)
     best = max(grid, key=lambda r: (r["objective"], -r["max_carried"], r["threshold"]))
     auc = {}
