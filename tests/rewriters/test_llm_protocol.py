@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -235,8 +235,9 @@ def test_max_tokens_must_be_a_positive_integer(max_tokens: Any) -> None:
                                               ("breaker_cooldown", math.nan),
                                               ("max_retries", 1.5)])
 def test_other_numbers_are_validated(field: str, value: float) -> None:
+    opts: dict[str, Any] = {field: value}
     with pytest.raises(ConfigError, match=field):
-        LLMRewriter(base_url="http://x/v1", model="m", **{field: value})
+        LLMRewriter(base_url="http://x/v1", model="m", **opts)
 
 
 def test_system_role_values() -> None:
@@ -293,8 +294,8 @@ def counted(fake_openai: FakeOpenAI) -> Iterator[tuple[LLMRewriter, CountingTran
     llm.close()
 
 
-def long_prefix(n_exchanges: int) -> list[dict[str, Any]]:
-    turns: list[dict[str, Any]] = []
+def long_prefix(n_exchanges: int) -> list[Mapping[str, Any]]:
+    turns: list[Mapping[str, Any]] = []
     for i in range(n_exchanges):
         turns.append({"role": "user", "content": f"What is the quota for project {i}?"})
         turns.append({"role": "assistant", "content": f"Project {i} has a quota of {i} units."})
@@ -339,3 +340,40 @@ def test_replay_conversations_calls_the_model_once_per_item(
     assert len(results) == 4
     assert [r.fallback for r in results] == [False] * 4
     assert transport.calls == 4  # one per item: the solo item's 3 earlier user turns are free
+
+
+def test_eval_command_sends_max_tokens_and_system_role(fake_openai: FakeOpenAI,
+                                                       tmp_path: Path) -> None:
+    import typer
+    from typer.testing import CliRunner
+
+    from turnscope.cli._eval import register
+
+    app = typer.Typer()
+
+    @app.callback()
+    def main() -> None:
+        """Keeps ``eval`` a subcommand."""
+
+    register(app)
+    items = tmp_path / "items.jsonl"
+    items.write_text(json.dumps({"id": "a", "prefix": [], "follow_up": PIVOT_QUERY,
+                                 "gold": ["p1"], "reference_type": "standalone"}) + "\n",
+                     encoding="utf-8")
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(json.dumps({"id": "p1", "title": "Billing export API",
+                                  "text": "The billing export API is paginated."}) + "\n",
+                      encoding="utf-8")
+    fake_openai.responder = lambda body: good(PIVOT_QUERY)
+    res = CliRunner().invoke(app, ["eval", "--dataset", str(items), "--corpus", str(corpus),
+                                   "--retriever", "bm25", "--resamples", "10",
+                                   "--rewriter", "llm", "--base-url", fake_openai.base_url,
+                                   "--model", MODEL, "--max-tokens", "33",
+                                   "--system-role", "no"])
+    assert res.exit_code == 0, res.output
+    assert fake_openai.bodies and all(b["max_tokens"] == 33 for b in fake_openai.bodies)
+    assert all(roles(b) == ["user"] for b in fake_openai.bodies)
+    bad = CliRunner().invoke(app, ["eval", "--dataset", str(items), "--rewriter", "llm",
+                                   "--base-url", fake_openai.base_url, "--model", MODEL,
+                                   "--max-tokens", "0"])
+    assert bad.exit_code == 2 and "--max-tokens" in bad.output

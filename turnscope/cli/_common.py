@@ -36,12 +36,14 @@ def load_vocabulary(spec: str | None) -> Vocabulary | None:
 
 
 def make_cli_rewriter(kind: str, base_url: str | None, model: str | None,
-                      timeout: float) -> Rewriter | None:
+                      timeout: float, *, max_tokens: int | None = None,
+                      system_role: str = "auto") -> Rewriter | None:
     """The session's rewriter for the CLI options (None = the session's embedded one);
     a bad option is a usage error naming it."""
     if kind == "embedded":
         return None
     try:
-        return rewriter_from_options(kind, base_url, model, timeout)
+        return rewriter_from_options(kind, base_url, model, timeout, max_tokens=max_tokens,
+                                     system_role=system_role)
     except TurnscopeError as exc:
         raise typer.BadParameter(str(exc), param_hint="--rewriter") from None

@@ -14,6 +14,7 @@ from rich.console import Console
 
 from turnscope._exceptions import TurnscopeError
 from turnscope.cli._common import check_timeout, load_vocabulary, make_cli_rewriter
+from turnscope.cli._llm_opts import MaxTokensOption, SystemRoleOption
 
 __all__ = ["DATASET_CHOICES", "DEFAULT_DATASET", "TOPIC_DATASETS", "eval_command", "register"]
 
@@ -125,6 +126,8 @@ def eval_command(
     model: Annotated[str | None, typer.Option(help="Model name (llm).")] = None,
     timeout: Annotated[float, typer.Option(help="Seconds per LLM call.",
                                            callback=check_timeout)] = 10.0,
+    max_tokens: MaxTokensOption = None,
+    system_role: SystemRoleOption = "auto",
     data_root: Annotated[Path | None, typer.Option(
         help="Folder of the public data sets (default: $TURNSCOPE_DATA or ../shared/data).")]
     = None,
@@ -161,7 +164,7 @@ def eval_command(
             return
         _run_followups(dataset, policies, report, gate, compare, rewriter, base_url, model,
                        timeout, data_root, retriever, corpus, vocabulary, limit, resamples, seed,
-                       json_out, out, err)
+                       json_out, out, err, max_tokens=max_tokens, system_role=system_role)
     except TurnscopeError as exc:
         raise typer.BadParameter(str(exc)) from None
 
@@ -171,7 +174,8 @@ def _run_followups(dataset: str, policies: str, report: Path | None, gate: str |
                    model: str | None, timeout: float, data_root: Path | None, retriever: str,
                    corpus: str | None, vocabulary: str | None, limit: int | None,
                    resamples: int, seed: int, json_out: Path | None, out: Console,
-                   err: Console) -> None:
+                   err: Console, *, max_tokens: int | None = None,
+                   system_role: str = "auto") -> None:
     from turnscope.evaluation import (
         DEFAULT_COMPARE_METRICS,
         EvalConfig,
@@ -207,7 +211,8 @@ def _run_followups(dataset: str, policies: str, report: Path | None, gate: str |
     config = EvalConfig(policies=tuple(names), retriever=retriever, corpus=corp,
                         vocabulary=vocab, resamples=resamples, seed=seed,
                         history_only=history_only)
-    rw = make_cli_rewriter(rewriter, base_url, model, timeout)
+    rw = make_cli_rewriter(rewriter, base_url, model, timeout, max_tokens=max_tokens,
+                           system_role=system_role)
     rw_name = "embedded" if rw is None else str(getattr(rw, "name", rewriter))
     result = run_eval(items, config, rewriter=rw, rewriter_name=rw_name, baselines=baselines,
                       dataset=label, console=err, progress=err.is_terminal)
