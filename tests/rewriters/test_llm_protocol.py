@@ -377,3 +377,28 @@ def test_eval_command_sends_max_tokens_and_system_role(fake_openai: FakeOpenAI,
                                    "--base-url", fake_openai.base_url, "--model", MODEL,
                                    "--max-tokens", "0"])
     assert bad.exit_code == 2 and "--max-tokens" in bad.output
+
+
+def test_arun_steps_down_and_merges_like_run(fake_openai: FakeOpenAI,
+                                             pivot_request: RewriteRequest) -> None:
+    import asyncio
+
+    schema_500 = json.dumps({"error": {"message": "response_format: Input should be 'text' "
+                                                  "or 'json_object'"}})
+    fake_openai.script(Reply(status=500, body=SYSTEM_REFUSAL), Reply(status=500, body=schema_500),
+                       good(PIVOT_QUERY, entities=[("service", "<name>")]))
+    llm = make(fake_openai, breaker_threshold=1)
+
+    async def go() -> Any:
+        try:
+            return await llm.arun(pivot_request)
+        finally:
+            await llm.aclose()
+
+    r = asyncio.run(go())
+    assert (r.fallback, r.fallback_reason, r.trace["attempts"]) == (
+        True, "placeholder echo: <name>", 3)
+    assert roles(fake_openai.bodies[2]) == ["user"]
+    assert fake_openai.bodies[2]["response_format"]["type"] == "json_object"
+    assert all(b["max_tokens"] == DEFAULT_MAX_TOKENS for b in fake_openai.bodies)
+    assert llm.breaker.state == "closed"
