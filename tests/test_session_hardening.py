@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from turnscope import InputError, Session
+from turnscope import ConfigError, InputError, Session
 from turnscope.entities import EntityExtractor, LivenessConfig, bundled_vocabularies
 from turnscope.rewriters import RewriteRequest, RewriteResult
 
@@ -87,7 +87,6 @@ class Fixed:
     ({"liveness": 3}, ["liveness", "LivenessConfig"]),
     ({"extractor": "spacy"}, ["extractor", "EntityExtractor"]),
     ({"resolver": 1.5}, ["resolver", "Resolver", "None", "default"]),
-    ({"resolver": "learned"}, ["resolver", "default"]),
 ])
 def test_wrong_arguments_raise_input_error_naming_them(kwargs: dict[str, Any],
                                                        names: list[str]) -> None:
@@ -95,6 +94,12 @@ def test_wrong_arguments_raise_input_error_naming_them(kwargs: dict[str, Any],
         Session(**kwargs)
     for name in names:
         assert name in str(exc.value)
+
+
+def test_unknown_resolver_name_is_a_config_error() -> None:
+    # a wrong type is an InputError; an unknown name, like an unknown policy, a ConfigError
+    with pytest.raises(ConfigError, match="resolver must be"):
+        Session(resolver="learned")
 
 
 def test_vocabulary_and_extractor_together_are_refused() -> None:

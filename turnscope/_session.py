@@ -129,7 +129,8 @@ def _check_arguments(policy: object, rewriter: object, vocabulary: object, liven
         if vocabulary is not None:
             raise InputError("give vocabulary or extractor, not both: the extractor "
                              "brings its own vocabulary")
-    if resolver is not None and resolver != "default" and not isinstance(resolver, Resolver):
+    # (an unknown name such as "learned" is the embedded rewriter's ConfigError)
+    if resolver is not None and not isinstance(resolver, (str, Resolver)):
         raise InputError("resolver must be a Resolver, None (rules only) or 'default', "
                          f"got {resolver!r}")
 
