@@ -402,3 +402,26 @@ def test_arun_steps_down_and_merges_like_run(fake_openai: FakeOpenAI,
     assert fake_openai.bodies[2]["response_format"]["type"] == "json_object"
     assert all(b["max_tokens"] == DEFAULT_MAX_TOKENS for b in fake_openai.bodies)
     assert llm.breaker.state == "closed"
+
+
+def test_rewrite_command_sends_max_tokens_and_system_role(fake_openai: FakeOpenAI,
+                                                          tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from turnscope.cli import app
+
+    items = tmp_path / "items.jsonl"
+    items.write_text(json.dumps({"id": "a", "prefix": [], "follow_up": PIVOT_QUERY,
+                                 "gold": [], "reference_type": "standalone"}) + "\n",
+                     encoding="utf-8")
+    fake_openai.responder = lambda body: good(PIVOT_QUERY)
+    res = CliRunner().invoke(app, ["rewrite", "--input", str(items), "--rewriter", "llm",
+                                   "--base-url", fake_openai.base_url, "--model", MODEL,
+                                   "--max-tokens", "21", "--system-role", "no"])
+    assert res.exit_code == 0, res.output
+    assert fake_openai.bodies and all(b["max_tokens"] == 21 for b in fake_openai.bodies)
+    assert all(roles(b) == ["user"] for b in fake_openai.bodies)
+    bad = CliRunner().invoke(app, ["rewrite", "--input", str(items), "--rewriter", "llm",
+                                   "--base-url", fake_openai.base_url, "--model", MODEL,
+                                   "--system-role", "maybe"])
+    assert bad.exit_code == 2 and "--system-role" in bad.output

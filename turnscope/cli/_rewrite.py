@@ -19,6 +19,7 @@ from turnscope._items import read_items, rewrite_item
 from turnscope._session import Session, TurnResult
 from turnscope.cli._app import app
 from turnscope.cli._common import check_timeout, load_vocabulary, make_cli_rewriter
+from turnscope.cli._llm_opts import MaxTokensOption, SystemRoleOption
 from turnscope.scope import get_policy
 
 err = Console(stderr=True)
@@ -103,6 +104,8 @@ def rewrite(
                                            callback=check_timeout)] = 10.0,
     vocabulary: Annotated[str | None, typer.Option(
         help="'bundled' (default), 'none', or a vocabulary JSON file.")] = None,
+    max_tokens: MaxTokensOption = None,
+    system_role: SystemRoleOption = "auto",
 ) -> None:
     """Rewrite each follow-up item into a standalone query (one JSON line per item, in order).
 
@@ -118,7 +121,8 @@ def rewrite(
         vocab = load_vocabulary(vocabulary)
     except TurnscopeError as exc:
         raise typer.BadParameter(str(exc)) from None
-    rw = make_cli_rewriter(rewriter, base_url, model, timeout)
+    rw = make_cli_rewriter(rewriter, base_url, model, timeout, max_tokens=max_tokens,
+                           system_role=system_role)
 
     def make_session() -> Session:
         return Session(policy=policy, rewriter=rw, vocabulary=vocab)
@@ -201,6 +205,8 @@ def chat(
     base_url: Annotated[str | None, typer.Option()] = None,
     model: Annotated[str | None, typer.Option()] = None,
     timeout: Annotated[float, typer.Option(callback=check_timeout)] = 10.0,
+    max_tokens: MaxTokensOption = None,
+    system_role: SystemRoleOption = "auto",
 ) -> None:
     """Interactive loop: type user turns; prefix assistant turns with 'a: '.
 
@@ -210,7 +216,9 @@ def chat(
     console = Console()
     try:
         session = Session(policy=policy, vocabulary=load_vocabulary(vocabulary),
-                          rewriter=make_cli_rewriter(rewriter, base_url, model, timeout))
+                          rewriter=make_cli_rewriter(rewriter, base_url, model, timeout,
+                                                     max_tokens=max_tokens,
+                                                     system_role=system_role))
     except TurnscopeError as exc:
         raise typer.BadParameter(str(exc)) from None
 
