@@ -32,6 +32,7 @@ from rich.table import Table
 from turnscope import Session
 from turnscope.datasets import load_cast
 from turnscope.resolver import CachedEmbedder, Resolver
+from turnscope.resolver._candidates import sentences
 
 
 def exchanges(items: list[dict[str, Any]]) -> list[list[tuple[str, str]]]:
@@ -64,7 +65,11 @@ def run(convs: list[list[tuple[str, str]]], make: Any) -> tuple[list[float], int
 def growth(convs: list[list[tuple[str, str]]], long_turns: int) -> tuple[float, float, int]:
     """Median ms of the same five exchanges after <=10 turns and after ``long_turns`` turns."""
     pool = [(turns[k][1], turns[k + 1][1]) for turns in convs for k in range(0, len(turns) - 1, 2)]
-    probe, filler = pool[-5:], pool[:-5]
+    probe = pool[-5:]
+    # CAsT passages recur across topics: a filler exchange sharing a sentence with the probe
+    # would leave that sentence cached in the long session and flatter it
+    seen = {x for u, a in probe for x in (u, *sentences(a))}
+    filler = [(u, a) for u, a in pool[:-5] if not seen & {u, *sentences(a)}]
     if not filler:
         raise SystemExit("not enough exchanges for the growth measurement")
 
