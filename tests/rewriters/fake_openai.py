@@ -39,6 +39,7 @@ __all__ = [
     "completion",
     "fake_openai",
     "good",
+    "pivot_request",
 ]
 
 
@@ -234,3 +235,9 @@ def capture_requests(turns: Sequence[tuple[str, str]], *, policy: str = "default
     for role, text in turns:
         session.add(role, text)
     return seen
+
+
+@pytest.fixture(scope="module")
+def pivot_request() -> RewriteRequest:
+    """Turn 7 of the SPEC section 1 conversation, under the default policy."""
+    return capture_requests(SPEC_CONVERSATION, vocabulary=cloud_vocab())[-1]

