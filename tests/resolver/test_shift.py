@@ -4,6 +4,7 @@ model, caching per turn, and the ``segment:learned`` policy."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from turnscope.evaluation import detect_switches
 from turnscope.resolver._shift import (
     CUE_FLOOR,
     FEATURE_NAMES,
+    MODEL_FORMAT,
     ShiftDetector,
     ShiftModel,
     ShiftTracker,
@@ -86,16 +88,19 @@ def unit(*xs: float) -> np.ndarray:
 def test_tracker_features_by_hand() -> None:
     tr = ShiftTracker()
     tr.add_user("Who directed Alien?", unit(1, 0, 0), False)
-    tr.add_assistant("Ridley Scott directed Alien in 1979.", unit(0, 1, 0))
+    tr.add_assistant("Ridley Scott directed Alien in 1979.")
     f = tr.features("When was Ridley Scott born?", unit(0, 1, 0))
     assert f.cos_prev_question == pytest.approx(0.0, abs=1e-6)
-    assert f.cos_prev_answer == pytest.approx(1.0)
-    assert f.cos_recent_max == pytest.approx(1.0)
+    # {ridley, scott, born} against {ridley, scott, directed, alien, 1979}
+    assert f.answer_cosine == pytest.approx(2 / (3 * 5) ** 0.5)
+    # answers are not embedded: the recent turns are the user's
+    assert f.cos_recent_max == pytest.approx(0.0, abs=1e-6)
     assert f.cos_segment == pytest.approx(0.0, abs=1e-6)
     # content words: ridley, scott, born -> "born" is new; all but "born" are in the answer
     assert f.new_word_share == pytest.approx(1 / 3)
     assert f.answer_overlap == pytest.approx(2 / 3)
     assert f.question_overlap == 0.0
+    assert f.answer_gap == pytest.approx(2 / 3)  # leans to the answer
     assert f.new_name_share == 0.0  # Ridley and Scott were both named before
     assert f.starts_wh == 1.0 and f.third_person == 0.0 and f.change_cue == 0.0
     assert f.turn_position == 2.0 and f.segment_turns == 1.0
@@ -107,11 +112,11 @@ def test_tracker_cues_and_missing_values() -> None:
     first = tr.features("hello there", unit(1, 0))
     # nothing to compare with: missing, not zero (the model treats them as unknown)
     assert math.isnan(first.cos_prev_question) and math.isnan(first.cos_segment)
-    assert math.isnan(first.cos_prev_answer) and math.isnan(first.answer_overlap)
+    assert math.isnan(first.answer_cosine) and math.isnan(first.answer_overlap)
     tr.add_user("hello there", unit(1, 0), False)
     f = tr.features("ok different question: is it raining in Paris?", unit(0, 1))
     assert f.change_cue == 1.0 and f.third_person == 1.0 and f.new_name_share == 1.0
-    assert math.isnan(f.cos_prev_answer)  # no answer after the last question
+    assert math.isnan(f.answer_cosine) and math.isnan(f.answer_gap)  # no answer after the last question
     g = tr.features("what about that one?", unit(0, 1))
     assert g.contrast_cue == 1.0 and g.demonstrative == 1.0 and g.change_cue == 0.0
 
@@ -134,6 +139,9 @@ def conv(n: int, rows: Sequence[tuple[str, str, bool]]) -> list[TopicTurn]:
     return [TopicTurn(n, i, q, a, "", s) for i, (q, a, s) in enumerate(rows, start=1)]
 
 
+# the change of subject comes at the third user turn in odd conversations and at the
+# fourth in even ones, so neither the turn's position nor the segment's length can
+# stand in for the similarities
 FIXTURE = [
     conv(1, [("How do I file a tax return as a freelancer?", "Use Schedule C with Form 1040.", False),
              ("Which expenses can I deduct?", "Home office and equipment.", False),
@@ -141,6 +149,7 @@ FIXTURE = [
              ("Why do they erupt?", "Gas pressure builds up in the magma.", False)]),
     conv(2, [("What is the best way to cook rice?", "Rinse it and simmer it covered.", False),
              ("How much water should I use?", "About 1.5 cups per cup of rice.", False),
+             ("How long should it simmer?", "About 18 minutes, then let it rest.", False),
              ("Who won the 2018 football World Cup?", "France won it.", True),
              ("Who was their captain?", "Hugo Lloris.", False)]),
     conv(3, [("How do I train a puppy to sit?", "Use treats and short sessions.", False),
@@ -149,6 +158,7 @@ FIXTURE = [
              ("Where can I see them?", "In Norway, Iceland or Canada.", False)]),
     conv(4, [("What is a Roth IRA?", "A retirement account funded after tax.", False),
              ("What is the contribution limit?", "7,000 dollars a year.", False),
+             ("Can I withdraw the contributions early?", "Yes, contributions come out tax-free.", False),
              ("How tall is Mount Everest?", "8,849 metres.", True),
              ("Who climbed it first?", "Hillary and Tenzing in 1953.", False)]),
     conv(5, [("How do I fix a flat bicycle tyre?", "Patch the inner tube or replace it.", False),
@@ -157,6 +167,7 @@ FIXTURE = [
              ("Which part of the plant does it?", "The chloroplasts in the leaves.", False)]),
     conv(6, [("What is the capital of Japan?", "Tokyo.", False),
              ("How many people live there?", "About 14 million.", False),
+             ("What is the best time to visit?", "Spring, for the cherry blossoms.", False),
              ("How do I reset my router?", "Hold the reset button for ten seconds.", True),
              ("Will that delete my settings?", "Yes, it restores the factory settings.", False)]),
     conv(7, [("Who painted the Mona Lisa?", "Leonardo da Vinci.", False),
@@ -165,6 +176,7 @@ FIXTURE = [
              ("How long until it is ready?", "About a week.", False)]),
     conv(8, [("How does a heat pump work?", "It moves heat with a refrigerant cycle.", False),
              ("Is it cheaper than a gas boiler?", "Usually, over its lifetime.", False),
+             ("Does it work in very cold weather?", "Modern ones work down to -20 C.", False),
              ("Who wrote Pride and Prejudice?", "Jane Austen.", True),
              ("When was it published?", "In 1813.", False)]),
 ]
@@ -233,7 +245,8 @@ def test_replay_with_static_rows_is_the_tracker_replayed() -> None:
             else:
                 shift = False
             tracker.add_user(turn.question, c.questions[k], shift)
-            tracker.add_assistant(turn.answer, c.answers[k])
+            if c.has_answer[k]:
+                tracker.add_assistant(turn.answer)
         assert np.allclose(rows[owner == i], np.stack(expected), equal_nan=True)
 
 
@@ -242,7 +255,7 @@ def test_model_file_errors(tmp_path: Path, tiny_model: ShiftModel) -> None:
         ShiftModel.load(tmp_path / "none.txt")
     bad = tmp_path / "bad.txt"
     bad.write_text("tree\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match="not a turnscope-shift-model/1 file"):
+    with pytest.raises(ConfigError, match=f"not a {re.escape(MODEL_FORMAT)} file"):
         ShiftModel.load(bad)
     with pytest.raises(ConfigError, match="trained on features"):
         ShiftModel(tiny_model.booster, 0.5, FEATURE_NAMES[:-1])
@@ -301,7 +314,8 @@ def test_each_text_is_embedded_once_per_conversation() -> None:
     assert len(enc.calls) == before
     s.assistant(texts[3])
     s.user(texts[4])
-    assert enc.calls == texts  # every user and assistant text exactly once, in order
+    # every user text exactly once, in order; answers are read for their words, never embedded
+    assert enc.calls == [texts[0], texts[2], texts[4]]
 
 
 def test_catching_up_gives_what_scoring_every_turn_gives() -> None:

@@ -37,7 +37,7 @@ from turnscope.rewriters import LLMRewriter, RewriteRequest, RewriteResult
 try:
     from .fake_openai import SPEC_CONVERSATION, capture_requests, cloud_vocab, pivot_request  # noqa: F401
 except ImportError:  # tests/rewriters is not a package: pytest put it on sys.path
-    from fake_openai import (  # type: ignore[no-redef,unused-ignore]
+    from fake_openai import (  # type: ignore[no-redef,unused-ignore]  # noqa: F401 (fixtures)
         SPEC_CONVERSATION,
         capture_requests,
         cloud_vocab,

@@ -18,8 +18,8 @@ import httpx
 import pytest
 
 from turnscope import ConfigError, Session
-from turnscope.entities import EntityExtractor
 from turnscope.cli._llm_opts import rewriter_from_options
+from turnscope.entities import EntityExtractor
 from turnscope.rewriters import (
     EmbeddedRewriter,
     LLMRewriter,

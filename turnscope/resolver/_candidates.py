@@ -134,6 +134,12 @@ def _chunks(sentence: str, max_words: int) -> list[tuple[str, bool]]:
             run.pop()
             caps.pop()
         if run:
+            half = len(run) // 2
+            if len(run) % 2 == 0 and [w.lower() for w in run[:half]] == [w.lower() for w in run[half:]]:
+                # a title run into its own sentence ("Contract bridge Contract bridge, or
+                # simply bridge, is ..."): one phrase, said twice
+                del run[half:]
+                del caps[half:]
             if len(run) > max_words:
                 # a long run is a fragment; its head end is the phrase ("... breast cancer")
                 del run[: len(run) - max_words]

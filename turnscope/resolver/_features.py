@@ -9,12 +9,18 @@ message signals that it needs one:
 * **its liveness**: turns since its own last mention, how often and in how many
   turns it was mentioned, and whether the previous rewrites carried it (a topic
   the last query needed is usually still needed);
-* **e5 similarity** of the candidate's sentences to the message (its best and its
-  newest sentence, and its rank among the candidates), and of the message to the
-  previous question, the previous answer and the conversation so far (the
-  topic-shift evidence). The phrase itself is not embedded: on the development
-  data the ranker did as well without it (out-of-fold objective 0.182 without,
-  0.162 with, 150 items per set), and it was most of the cost of a turn;
+* **similarity**: e5 similarity of the message to the previous question, the
+  opening question and the user's questions so far (each user turn is embedded
+  once, as a query, and reused by every later message); the word overlap (cosine
+  of content-word stem sets) of the candidate's sentences with the message (its best
+  and its newest sentence, and its rank among the candidates) and of the message
+  with the previous answer. Sentences of answers are not embedded: with e5
+  sentence vectors in those places the session-replay objective on the
+  development sets was 0.158 / 0.132 / 0.138 (seeds 13 / 7 / 21), with word
+  overlap 0.150 / 0.152 (seeds 13 / 7), and embedding every sentence of a long
+  answer was most of the cost of a turn (``benchmarks/resolver_cost.py``). The
+  phrase itself is not embedded either (out-of-fold objective 0.182 without, 0.162
+  with);
 * **what the message does**: an anaphoric pronoun, a demonstrative, "one(s)",
   an ordinal, how many of its content words and capitalised names are new to
   the conversation, whether it opens with "and"/"what about", its length;
@@ -35,9 +41,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from turnscope.datasets._textwords import tokens
-from turnscope.resolver._candidates import Candidate, HistoryTurn, key_of, sentences
+from turnscope.resolver._candidates import Candidate, HistoryTurn, key_of
 
-__all__ = ["FEATURES", "MessageSignals", "Embedder", "featurize", "message_signals"]
+__all__ = ["FEATURES", "MessageSignals", "Embedder", "featurize", "message_signals", "overlap"]
 
 #: a function from texts to L2-normalised vectors (one row per text)
 Embedder = Callable[[Sequence[str]], np.ndarray]
@@ -122,12 +128,23 @@ def _cos(a: np.ndarray, b: np.ndarray) -> float:
     return float(a @ b) if a.size and b.size else 0.0
 
 
+def overlap(a: frozenset[str], b: frozenset[str]) -> float:
+    """Cosine of two sets of content-word stems: ``|a & b| / sqrt(|a| |b|)``.
+
+    >>> overlap(frozenset({"lobular", "carcinoma"}), frozenset({"carcinoma", "treat"}))
+    0.5
+    """
+    if not a or not b:
+        return 0.0
+    return len(a & b) / float(np.sqrt(len(a) * len(b)))
+
+
 def featurize(message: str, history: Sequence[HistoryTurn], cands: Sequence[Candidate],
-              embed_query: Embedder, embed_passage: Embedder, shift: float = 0.0) -> np.ndarray:
+              embed_query: Embedder, shift: float = 0.0) -> np.ndarray:
     """One row of :data:`FEATURES` per candidate (``history`` oldest first).
 
-    ``embed_query`` / ``embed_passage`` are e5's two prefixes; callers pass caching
-    wrappers, so each text of the conversation is embedded once.
+    ``embed_query`` is e5 with its query prefix; callers pass a caching wrapper, so
+    each user turn is embedded once (as the message, then as history).
     """
     n = len(cands)
     if n == 0:
@@ -150,20 +167,19 @@ def featurize(message: str, history: Sequence[HistoryTurn], cands: Sequence[Cand
 
     m_vec = embed_query([message])[0]
     pq_vec = embed_query([prev_user.text])[0] if prev_user else np.zeros(0)
-    pa_sents = sentences(prev_answer.text) if prev_answer else []
-    pa_vecs = embed_passage(pa_sents) if pa_sents else np.zeros((0, 0))
-    pa_vec = pa_vecs.mean(axis=0) if len(pa_sents) else np.zeros(0)
-    if pa_vec.size:
-        pa_vec = pa_vec / (np.linalg.norm(pa_vec) or 1.0)
+    pa_key = key_of(prev_answer.text) if prev_answer else frozenset()
     op_vec = embed_query([opening.text])[0] if opening else np.zeros(0)
     hist_user = embed_query([u.text for u in users]) if users else np.zeros((0, 0))
     hist_vec = hist_user.mean(axis=0) if len(users) else np.zeros(0)
     if hist_vec.size:
         hist_vec = hist_vec / (np.linalg.norm(hist_vec) or 1.0)
 
-    sent_texts = sorted({m.sentence_text for c in cands for m in c.mentions})
-    s_vecs = dict(zip(sent_texts, embed_passage(sent_texts), strict=True))
-    sims = np.array([max(_cos(s_vecs[m.sentence_text], m_vec) for m in c.mentions) for c in cands])
+    s_keys: dict[str, frozenset[str]] = {}
+    for c in cands:
+        for m in c.mentions:
+            if m.sentence_text not in s_keys:
+                s_keys[m.sentence_text] = key_of(m.sentence_text)
+    sims = np.array([max(overlap(s_keys[m.sentence_text], sig.key) for m in c.mentions) for c in cands])
     order = np.argsort(-sims, kind="stable")
     rank_sim = np.empty(n)
     rank_sim[order] = np.arange(n)
@@ -200,7 +216,7 @@ def featurize(message: str, history: Sequence[HistoryTurn], cands: Sequence[Cand
                                      and c.text.endswith(("ed", "ing"))),
             "frac_in_message": len(c.key & sig.key) / len(c.key),
             "sim_sent_msg": float(sims[i]),
-            "sim_sent_last": _cos(s_vecs[last.sentence_text], m_vec),
+            "sim_sent_last": overlap(s_keys[last.sentence_text], sig.key),
             "rank_sim": float(rank_sim[i]),
             "rank_recency": float(i),
             "sim_margin": best - float(sims[i]),
@@ -217,7 +233,7 @@ def featurize(message: str, history: Sequence[HistoryTurn], cands: Sequence[Cand
             "msg_new_key": sig.new_key,
             "msg_new_caps": sig.new_caps,
             "msg_sim_prev_q": _cos(m_vec, pq_vec),
-            "msg_sim_prev_a": _cos(m_vec, pa_vec),
+            "msg_sim_prev_a": overlap(sig.key, pa_key),
             "msg_sim_history": _cos(m_vec, hist_vec),
             "msg_sim_opening": _cos(m_vec, op_vec),
             "n_candidates": n,

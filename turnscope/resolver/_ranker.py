@@ -198,7 +198,7 @@ class Resolver:
         if not cands:
             return [], np.zeros(0), np.zeros((0, len(FEATURES)), dtype=np.float32)
         p = self.shift(message, history) if shift is None else shift
-        x = featurize(message, hist, cands, self.embedder.query, self.embedder.passage, p)
+        x = featurize(message, hist, cands, self.embedder.query, p)
         return cands, np.asarray(self._booster.predict(x), dtype=np.float64), x
 
     def resolve(self, message: str, history: Sequence[HistoryTurn], *,
@@ -253,11 +253,14 @@ def shift_threshold() -> float:
     return float(shipped_model().threshold)
 
 
-def history_of(state: Any) -> list[HistoryTurn]:
-    """A session's turns as the resolver reads them: each user turn with the query it was
-    rewritten to (what the previous rewrites carried is evidence for this one)."""
+def history_of(state: Any, turns: int = DEFAULT_HISTORY_TURNS) -> list[HistoryTurn]:
+    """A session's turns as the resolver reads them (:func:`scope_history`: the opening
+    turn and the last ``turns``), each user turn with the query it was rewritten to (what
+    the previous rewrites carried is evidence for this one). Only those turns are built,
+    so the cost of a turn does not grow with the conversation."""
+    kept = state.turns if len(state.turns) <= turns + 1 else [state.turns[0], *state.turns[-turns:]]
     out = []
-    for t in state.turns:
+    for t in kept:
         resolved = state.resolved.get(t.index) if t.role.value == "user" else None
         out.append(HistoryTurn(t.index, t.role.value, t.content, resolved.query if resolved else None))
     return out

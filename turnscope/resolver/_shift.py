@@ -7,9 +7,12 @@ returns a probability:
 
 - e5 similarities (the bundled encoder, :func:`turnscope._encoder.default_encoder`):
   the message against the centroid of the current segment's user turns, against
-  the whole conversation's user turns, the previous question, the previous answer
-  (and which of the two it leans to), the first question, and the best match among
-  the last few turns;
+  the whole conversation's user turns, the previous question, the first question,
+  and the best match among the last few user turns;
+- the word overlap of the message with the previous answer (and whether it leans
+  to the answer or to the previous question). Answers are not embedded: an answer
+  of 64 words cost ~110 ms of e5 on this project's 2-core machines, seven times a
+  message, and a long-answer conversation paid it on every exchange;
 - new-name signals: the share of the message's content words (and of its
   capitalised words) never seen in the conversation, the share found in the
   previous answer (and only there) and in the previous question, how much the
@@ -109,7 +112,6 @@ __all__ = [
     "ShiftModel",
     "ShiftTracker",
     "ShiftMessage",
-    "answer_text",
     "history_shift_probability",
     "is_topic_shift",
     "shift_probability",
@@ -118,12 +120,9 @@ __all__ = [
 ]
 
 #: first line of a model file; bump when the layout or the meaning of a feature changes
-MODEL_FORMAT = "turnscope-shift-model/1"
-#: how many of the latest turns (either role) ``cos_recent_max`` looks at
+MODEL_FORMAT = "turnscope-shift-model/2"
+#: how many of the latest user turns ``cos_recent_max`` looks at
 RECENT_TURNS = 4
-#: an answer is embedded from its first words only: its opening sentence names what it
-#: is about, and e5 costs ~1 ms per token, so a 500-word answer would cost half a second
-ANSWER_WORDS = 64
 #: the probability an explicit change-of-subject cue guarantees. The cue is what SPEC
 #: section 3 calls a pivot, but it is too rare in the training sets (5 in TIAGE train,
 #: 2 in the TopiOCQA subsample) for a model to learn its weight, so it is a rule on top
@@ -169,12 +168,6 @@ class ShiftMessage(Protocol):
 class _Text:
     index: int
     text: str
-
-
-def answer_text(text: str) -> str:
-    """What of an assistant turn is embedded: its first :data:`ANSWER_WORDS` words."""
-    words = text.split()
-    return " ".join(words[:ANSWER_WORDS])
 
 
 def _cos(a: np.ndarray, b: np.ndarray | None) -> float:
@@ -225,16 +218,16 @@ class ShiftFeatures:
     cos_segment: float  # the current segment's centroid of user turns
     cos_conversation: float  # the centroid of every earlier user turn
     cos_prev_question: float
-    cos_prev_answer: float
+    answer_cosine: float  # word overlap with the previous answer: |m & a| / sqrt(|m| |a|)
     cos_first_question: float
-    cos_recent_max: float  # best match among the last RECENT_TURNS turns, either role
+    cos_recent_max: float  # best match among the last RECENT_TURNS user turns
     segment_turns: float  # user turns in the current segment so far
     new_word_share: float  # content words never seen in the conversation
     new_name_share: float  # capitalised words never seen in the conversation
     answer_overlap: float  # content words found in the previous answer
     answer_only_share: float  # ... in the previous answer but in no earlier question
     question_overlap: float  # content words found in the previous question
-    answer_gap: float  # cos_prev_answer - cos_prev_question: leaning towards the answer
+    answer_gap: float  # answer_overlap - question_overlap: leaning towards the answer
     answer_new_share: float  # share of the previous answer's content words new to it
     content_words: float
     third_person: float
@@ -293,7 +286,8 @@ class ShiftTracker:
     decision for it (the current segment depends on earlier decisions), then
     :meth:`add_assistant` for the answer, if any. Training replays data sets
     through this same class, so the features a model is trained on are the ones it
-    sees at run time. Vectors are L2-normalised e5 embeddings.
+    sees at run time. Vectors are L2-normalised e5 embeddings of user turns (answers
+    are read for their words only).
     """
 
     def __init__(self) -> None:
@@ -302,7 +296,6 @@ class ShiftTracker:
         self._all_sum: np.ndarray | None = None
         self._first_q: np.ndarray | None = None
         self._prev_q: np.ndarray | None = None
-        self._prev_a: np.ndarray | None = None
         self._recent: deque[np.ndarray] = deque(maxlen=RECENT_TURNS)
         self._seen_words: set[str] = set()
         self._seen_tokens: set[str] = set()
@@ -320,24 +313,27 @@ class ShiftTracker:
         tokens = [m.group().casefold() for m in _WORD.finditer(text)]
         recent = [float(vec @ r) for r in self._recent]
         first = tokens[0] if tokens else ""
-        cos_q, cos_a = _cos(vec, self._prev_q), _cos(vec, self._prev_a)
+        cos_q = _cos(vec, self._prev_q)
+        answer = _share(words, self._prev_a_words) if self._prev_a_words is not None else math.nan
+        question = _share(words, self._prev_q_words) if self.user_turns else math.nan
         answer_only = (self._prev_a_words - self._asked_words) if self._prev_a_words is not None \
             else None
         return ShiftFeatures(
             cos_segment=self.segment.cos(vec),
             cos_conversation=_cos(vec, self._all_sum),
             cos_prev_question=cos_q,
-            cos_prev_answer=cos_a,
+            answer_cosine=(len(set(words) & self._prev_a_words)
+                           / math.sqrt(len(set(words)) * len(self._prev_a_words)))
+            if self._prev_a_words and words else math.nan,
             cos_first_question=_cos(vec, self._first_q),
             cos_recent_max=max(recent) if recent else math.nan,
             segment_turns=float(self.segment.count),
             new_word_share=1.0 - _share(words, self._seen_words) if words else math.nan,
             new_name_share=1.0 - _share(names, self._seen_tokens) if names else math.nan,
-            answer_overlap=_share(words, self._prev_a_words) if self._prev_a_words is not None
-            else math.nan,
+            answer_overlap=answer,
             answer_only_share=_share(words, answer_only) if answer_only is not None else math.nan,
-            question_overlap=_share(words, self._prev_q_words) if self.user_turns else math.nan,
-            answer_gap=cos_a - cos_q,
+            question_overlap=question,
+            answer_gap=answer - question,
             answer_new_share=self._prev_a_new,
             content_words=float(len(words)),
             third_person=float(any(t in _THIRD_PERSON for t in tokens)),
@@ -362,7 +358,6 @@ class ShiftTracker:
             self._first_q = v
         self._prev_q = v
         # the previous answer belongs to the previous question: a new question has none yet
-        self._prev_a = None
         self._prev_a_words = None
         self._prev_a_len = math.nan
         self._prev_a_names = math.nan
@@ -375,11 +370,8 @@ class ShiftTracker:
         self._seen_tokens.update(m.group().casefold() for m in _WORD.finditer(text))
         self.user_turns += 1
 
-    def add_assistant(self, text: str, vec: np.ndarray) -> None:
-        """Fold in an assistant turn (``vec`` embeds :func:`answer_text` of it)."""
-        v = vec.astype(np.float64)
-        self._prev_a = v
-        self._recent.append(v)
+    def add_assistant(self, text: str) -> None:
+        """Fold in an assistant turn (its words; answers are not embedded)."""
         words = _words(text)
         self._prev_a_words = set(words)
         self._prev_a_new = 1.0 - _share(words, self._seen_words) if words else math.nan
@@ -563,7 +555,7 @@ class ShiftDetector:
                     shift = p >= self.threshold
                 memo.tracker.add_user(turn.content, vec, shift)
             else:
-                memo.tracker.add_assistant(turn.content, self._embed(answer_text(turn.content)))
+                memo.tracker.add_assistant(turn.content)
             memo.synced = turn.index
 
     def features(self, state: ConversationState, message: ShiftMessage) -> ShiftFeatures:

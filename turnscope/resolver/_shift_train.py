@@ -60,7 +60,6 @@ from turnscope.resolver._shift import (
     SegmentCentroid,
     ShiftModel,
     ShiftTracker,
-    answer_text,
     shipped_model_path,
 )
 from turnscope.retrieval._cache import default_cache_dir
@@ -110,21 +109,21 @@ NUM_ROUNDS = 250
 THRESHOLD_GRID = np.round(np.arange(0.05, 0.751, 0.05), 2)
 FINE_STEP = 0.01
 # part of every embedding-cache key: bump when what is embedded changes
-_CACHE_FORMAT = "shift-embeddings/1"
+_CACHE_FORMAT = "shift-embeddings/2"
 
 
 @dataclass(frozen=True)
 class EmbeddedConversation:
-    """A conversation with its user turns and answers embedded (the tracker's input).
+    """A conversation with its user turns embedded (the tracker's input; answers are
+    read for their words only).
 
-    ``answers[i]`` is meaningful only where ``has_answer[i]``; a turn whose question
-    is blank is left out, as the evaluation harness never feeds it to a session.
+    A turn whose question is blank is left out, as the evaluation harness never feeds
+    it to a session.
     """
 
     source: str
     turns: tuple[TopicTurn, ...]
     questions: np.ndarray  # (n, dim)
-    answers: np.ndarray  # (n, dim)
     has_answer: np.ndarray  # (n,) bool
 
     @property
@@ -167,15 +166,8 @@ def _progress(console: Console | None, enabled: bool) -> Progress:
 
 
 def _texts(conv: Sequence[TopicTurn]) -> list[str]:
-    """The texts of one conversation, in the order the tracker reads them."""
-    out: list[str] = []
-    for t in conv:
-        if not t.question.strip():
-            continue
-        out.append(t.question)
-        if t.answer.strip():
-            out.append(answer_text(t.answer))
-    return out
+    """The texts of one conversation that are embedded, in order: its questions."""
+    return [t.question for t in conv if t.question.strip()]
 
 
 class _EmbeddingCache:
@@ -233,7 +225,7 @@ def embed_conversations(
     progress: bool = True,
     console: Console | None = None,
 ) -> tuple[list[EmbeddedConversation], int, int]:
-    """Embed every question and answer once; (conversations, texts embedded, cache hits).
+    """Embed every question once; (conversations, texts embedded, cache hits).
 
     With ``cache_dir`` the whole batch is looked up (and stored) as one entry keyed
     by the encoder and the exact texts.
@@ -262,17 +254,10 @@ def embed_conversations(
     for conv in conversations:
         turns = [t for t in conv if t.question.strip()]
         dim = matrix.shape[1]
-        q = np.zeros((len(turns), dim), np.float32)
-        a = np.zeros((len(turns), dim), np.float32)
-        has = np.zeros(len(turns), dtype=bool)
-        for i, t in enumerate(turns):
-            q[i] = matrix[pos]
-            pos += 1
-            if t.answer.strip():
-                a[i] = matrix[pos]
-                has[i] = True
-                pos += 1
-        out.append(EmbeddedConversation(source, tuple(turns), q, a, has))
+        q = matrix[pos: pos + len(turns)].astype(np.float32).reshape(len(turns), dim)
+        pos += len(turns)
+        has = np.asarray([bool(t.answer.strip()) for t in turns], dtype=bool)
+        out.append(EmbeddedConversation(source, tuple(turns), q, has))
     return out, len(flat) - hits, hits
 
 
@@ -298,7 +283,7 @@ def static_rows(conversations: Sequence[EmbeddedConversation]) -> list[np.ndarra
                 rows.append(tracker.features(turn.question, c.questions[k]).as_row())
             tracker.add_user(turn.question, c.questions[k], False)
             if c.has_answer[k]:
-                tracker.add_assistant(turn.answer, c.answers[k])
+                tracker.add_assistant(turn.answer)
         out.append(np.stack(rows) if rows else np.zeros((0, len(FEATURE_NAMES))))
     return out
 

@@ -145,7 +145,7 @@ def build_examples(items: Sequence[dict[str, Any]], set_name: str, embedder: Cac
         full = _history(item)
         shift = history_shift_probability(full, item["follow_up"], encoder=embedder) \
             if any(t.role == "user" for t in full) else 0.0
-        x = featurize(item["follow_up"], hist, cands, embedder.query, embedder.passage, shift)
+        x = featurize(item["follow_up"], hist, cands, embedder.query, shift)
         keys = [c.key for c in cands]
         out.append(Example(set_name, str(item.get("conversation", item["id"])), item["follow_up"],
                            item["required_in_rewrite"], item["forbidden_in_rewrite"],
