@@ -1,7 +1,8 @@
 """e5 embeddings with a memory (and, for training, an on-disk) cache.
 
-A conversation embeds each text once: the message of turn n is history at turn
-n+1, and every sentence of an answer is reused by every later message. Training
+A conversation embeds each user turn once: the message of turn n is history at
+turn n+1 (the resolver and the topic-shift detector share the cache; answers are
+read for their words and never embedded). Training
 replays thousands of conversations; its cache persists across runs under
 ``$TURNSCOPE_CACHE`` so a second ``turnscope train`` costs no embedding at all.
 """
