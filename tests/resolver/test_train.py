@@ -46,10 +46,16 @@ def _items() -> list[dict[str, Any]]:
     return out
 
 
+#: leaves small enough for a fixture of a few hundred rows (the shipped settings ask for
+#: 100 rows a leaf, more than some of its folds hold)
+TINY_PARAMS = {"min_data_in_leaf": 5}
+
+
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
     out = tmp_path_factory.mktemp("model") / "resolver.txt"
-    report = train_resolver(None, out, items={"fixture": _items()}, folds=3, rounds=40, seed=7)
+    report = train_resolver(None, out, items={"fixture": _items()}, folds=3, rounds=40, seed=7,
+                            params=TINY_PARAMS)
     return out, report
 
 
@@ -64,7 +70,8 @@ def test_training_writes_a_loadable_model_with_its_threshold(trained: tuple[Path
 def test_training_is_deterministic(trained: tuple[Path, Any], tmp_path: Path) -> None:
     path, _ = trained
     again = tmp_path / "again.txt"
-    train_resolver(None, again, items={"fixture": _items()}, folds=3, rounds=40, seed=7)
+    train_resolver(None, again, items={"fixture": _items()}, folds=3, rounds=40, seed=7,
+                   params=TINY_PARAMS)
     assert again.read_text() == path.read_text()
 
 
