@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from turnscope import ConfigError, Session
 from turnscope.resolver import CachedEmbedder, HistoryTurn, Resolver, default_resolver
+
+from .counting import CountingEncoder
 
 _TAX = [HistoryTurn(1, "user", "When is the deadline for filing a federal tax return?"),
         HistoryTurn(2, "assistant", "The federal income tax return deadline is usually April 15. "
@@ -97,29 +97,10 @@ def test_resolver_argument_is_validated() -> None:
         Session(resolver="learned")
 
 
-class _CountingEncoder:
-    """The real encoder, recording every text it is asked to embed."""
-
-    def __init__(self) -> None:
-        from turnscope._encoder import default_encoder
-
-        self.inner = default_encoder()
-        self.name = self.inner.name
-        self.calls: list[str] = []
-
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        self.calls.extend(texts)
-        return self.inner.embed_queries(texts)
-
-    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        self.calls.extend(texts)
-        return self.inner.embed_passages(texts)
-
-
 def test_a_session_embeds_each_user_turn_once_and_no_answer() -> None:
     # the cost of an exchange is one e5 call for the message, however long the answer:
     # answers are read for their words (candidates, overlaps), never embedded
-    enc = _CountingEncoder()
+    enc = CountingEncoder()
     s = Session(resolver=Resolver.load(embedder=CachedEmbedder(encoder=enc)))
     users = ["What is throat cancer?", "Is it treatable?", "What are the survival rates?"]
     answer = ("Throat cancer is cancer that develops in the throat or the voice box. "

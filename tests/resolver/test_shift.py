@@ -38,6 +38,8 @@ from turnscope.resolver._shift_train import (
 )
 from turnscope.scope import SegmentPolicy, get_policy
 
+from .counting import CountingEncoder
+
 TAX = [
     ("user", "How do I file a tax return as a freelancer?"),
     ("assistant", "Freelancers file a Schedule C with their Form 1040 and pay "
@@ -45,23 +47,6 @@ TAX = [
     ("user", "Which expenses can I deduct?"),
     ("assistant", "Home office costs, equipment and business travel are deductible."),
 ]
-
-
-class CountingEncoder:
-    """The real encoder, counting what it is asked to embed."""
-
-    def __init__(self) -> None:
-        self.inner = default_encoder()
-        self.name = self.inner.name
-        self.calls: list[str] = []
-
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        self.calls.extend(texts)
-        return self.inner.embed_queries(texts)
-
-    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        self.calls.extend(texts)
-        return self.inner.embed_passages(texts)
 
 
 class Msg:

@@ -34,8 +34,9 @@ training (``turnscope train``), none is set by hand.
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
 
 import numpy as np
@@ -128,7 +129,7 @@ def _cos(a: np.ndarray, b: np.ndarray) -> float:
     return float(a @ b) if a.size and b.size else 0.0
 
 
-def overlap(a: frozenset[str], b: frozenset[str]) -> float:
+def overlap(a: Set[str], b: Set[str]) -> float:
     """Cosine of two sets of content-word stems: ``|a & b| / sqrt(|a| |b|)``.
 
     >>> overlap(frozenset({"lobular", "carcinoma"}), frozenset({"carcinoma", "treat"}))
@@ -136,7 +137,7 @@ def overlap(a: frozenset[str], b: frozenset[str]) -> float:
     """
     if not a or not b:
         return 0.0
-    return len(a & b) / float(np.sqrt(len(a) * len(b)))
+    return len(a & b) / math.sqrt(len(a) * len(b))
 
 
 def featurize(message: str, history: Sequence[HistoryTurn], cands: Sequence[Candidate],

@@ -99,6 +99,7 @@ from turnscope.datasets._textwords import content_words
 # one list of change-of-subject cues for the whole project: the classifier's pivot
 # patterns are what SPEC section 3 calls an explicit cue, so the detector reads the same
 from turnscope.references._classify import _PIVOT_EN, _PIVOT_JA
+from turnscope.resolver._features import overlap
 
 __all__ = [
     "CUE_FLOOR",
@@ -322,8 +323,7 @@ class ShiftTracker:
             cos_segment=self.segment.cos(vec),
             cos_conversation=_cos(vec, self._all_sum),
             cos_prev_question=cos_q,
-            answer_cosine=(len(set(words) & self._prev_a_words)
-                           / math.sqrt(len(set(words)) * len(self._prev_a_words)))
+            answer_cosine=overlap(set(words), self._prev_a_words)
             if self._prev_a_words and words else math.nan,
             cos_first_question=_cos(vec, self._first_q),
             cos_recent_max=max(recent) if recent else math.nan,

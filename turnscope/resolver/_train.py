@@ -188,8 +188,8 @@ def _gate_data(examples: Sequence[Example], scores: Sequence[np.ndarray]) -> _Ga
     return g
 
 
-def fit_gate(examples: Sequence[Example], g: _GateData, idx: Sequence[int], seed: int,
-             rounds: int, params: dict[str, Any] | None = None) -> Any:
+def fit_gate(g: _GateData, idx: Sequence[int], seed: int, rounds: int,
+             params: dict[str, Any] | None = None) -> Any:
     """The gate: the shortlisted candidates of the messages ``idx``, with out-of-fold ranker scores."""
     idx = [j for j in idx if len(g.y[j])]
     return _fit([g.x[j] for j in idx], [g.y[j] for j in idx], [*FEATURES, *GATE_EXTRA], seed, rounds,
@@ -306,7 +306,7 @@ def _fit_folds(examples: Sequence[Example], folds: int, seed: int, rounds: int,
         train_idx = [j for j, f in enumerate(fold_of) if f != k and len(g.y[j])]
         if not train_idx or not any(g.y[j].any() for j in train_idx):
             continue
-        gm = gates[k] = fit_gate(examples, g, train_idx, seed, rounds, params)
+        gm = gates[k] = fit_gate(g, train_idx, seed, rounds, params)
         for j, f in enumerate(fold_of):
             if f == k and len(g.y[j]):
                 gate_oof[j] = np.asarray(gm.predict(g.x[j]), dtype=np.float64)
@@ -371,7 +371,7 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
         threshold, calibration = _calibrate(loaded, rankers, gates, folds, best["max_carried"],
                                             embedder, console)
     model = fit(trainable, seed, rounds, params)
-    gate_model = fit_gate(examples, g, range(len(examples)), seed, rounds, params)
+    gate_model = fit_gate(g, range(len(examples)), seed, rounds, params)
     meta = {"format": "turnscope-resolver/2", "features": list(FEATURES), "gate_extra": list(GATE_EXTRA),
             "seed": seed,
             "threshold": threshold, "max_carried": best["max_carried"],
