@@ -43,6 +43,7 @@ from turnscope.entities._lexicon import (
     RELATIONAL_NOUNS,
     VERB_CONTEXT,
     VERBS,
+    predicate_word,
 )
 
 __all__ = [
@@ -420,14 +421,6 @@ def _base_form(word: str) -> str:
     return "" if word.endswith(("s", "ed", "ing")) else word
 
 
-def _predicate_word(word: str) -> bool:
-    low = word.lower()
-    return (low in ADJECTIVES or low in ADVERBS or (low.endswith("ly") and len(low) > 4)
-            or (low.endswith("ed") and len(low) > 5)
-            # adjective suffixes that nouns rarely carry ("unique", "dangerous", "harmful")
-            or low.endswith(("ous", "ful", "ique", "less")) or (low.endswith("ive") and len(low) > 6))
-
-
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’_\-./]*[A-Za-z0-9]|[A-Za-z0-9]")
 _IDENT = re.compile(r"^(?=.*[0-9])(?=.*[A-Za-z])[A-Za-z0-9][A-Za-z0-9_\-./]*$|^\w+_\w+$|^\w+(?:\.\w+){2,}$")
 _NUMBER = re.compile(r"^[0-9][0-9.,]*$")
@@ -633,7 +626,7 @@ class EntityExtractor:
         # English noun phrases end in their noun: a trailing adjective, adverb or participle
         # is the predicate ("why is Chattanooga famous", "is Red Bull bad", "how are levels
         # naturally …", "when were turkeys domesticated")
-        while len(words) >= 2 and not words[-1][2][:1].isupper() and _predicate_word(words[-1][2]):
+        while len(words) >= 2 and not words[-1][2][:1].isupper() and predicate_word(words[-1][2]):
             words.pop()
         if not words:
             return []
@@ -644,7 +637,7 @@ class EntityExtractor:
         if len(words) == 1 and _ACRONYM.match(words[0][2]):
             return [Mention("term", surface, surface, s, e, "general")]
         if len(words) == 1 and (head in GENERIC_HEADS or head in ADJECTIVES or (
-                not words[0][2][:1].isupper() and _predicate_word(head) and head not in ADVERBS)):
+                not words[0][2][:1].isupper() and predicate_word(head) and head not in ADVERBS)):
             # ("what is unique about …": an adjective on its own describes, it does not name)
             return [Mention("attribute", surface.lower(), surface, s, e, "general")]
         if head in RELATIONAL_NOUNS and not any(w[2][:1].isupper() for w in words) and (

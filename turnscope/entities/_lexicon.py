@@ -219,6 +219,16 @@ ADJECTIVES = frozenset(
 
 GENERIC_HEADS = RELATIONAL_NOUNS | frozenset("people person someone way time times".split())
 
+
+def predicate_word(word: str) -> bool:
+    """An adjective, adverb or participle: what follows a noun as its predicate, never
+    its head ("why is Chattanooga *famous*", "is Red Bull *bad*")."""
+    low = word.lower()
+    return (low in ADJECTIVES or low in ADVERBS or (low.endswith("ly") and len(low) > 4)
+            or (low.endswith("ed") and len(low) > 5)
+            # adjective suffixes that nouns rarely carry ("unique", "dangerous", "harmful")
+            or low.endswith(("ous", "ful", "ique", "less")) or (low.endswith("ive") and len(low) > 6))
+
 # Japanese ------------------------------------------------------------------------------
 
 #: Japanese nouns that name an attribute (料金 = "the price" of whatever is in focus)

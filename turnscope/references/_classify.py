@@ -92,6 +92,7 @@ _ORDINAL_EN = re.compile(
     rf"\bthe\s+(?P<ord2>former|latter)\b|\bthe\s+(?P<ord3>{_ORD_WORDS})(?=\s*(?:[?.!,—-]|$))",
     re.IGNORECASE,
 )
+_POSSESSED = re.compile(r"(?:\b(?:their|his|her|its|my|your|our)|\w['’]s)\s+$", re.IGNORECASE)
 _JA_NUM = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "1": 1, "2": 2, "3": 3, "4": 4, "5": 5,
            "６": 6, "6": 6, "7": 7, "8": 8, "9": 9}
 _ORDINAL_JA = re.compile(
@@ -267,6 +268,10 @@ def find_ordinal_span(text: str, lang: str) -> tuple[int, int, Ordinal] | None:
         return m.start(), noun_end, Ordinal(_JA_NUM.get(digit, 1))
     m = _ORDINAL_EN.search(text)
     if not m:
+        return None
+    if _POSSESSED.search(text[: m.start()]):
+        # "their first album", "Tesla's second factory": an ordinal after a possessor
+        # counts that possessor's things in time, it does not pick from a list
         return None
     if m.group("num"):
         return m.start(), m.end(), Ordinal(int(m.group("num")))

@@ -27,6 +27,7 @@ from turnscope.entities._lexicon import (
     PRONOUNS,
     VERBS,
     WH_WORDS,
+    predicate_word,
 )
 
 __all__ = ["Candidate", "HistoryTurn", "Mention", "candidates", "key_of", "sentences"]
@@ -63,6 +64,8 @@ class Mention:
     sentence: int  # index of the sentence within its turn
     sentence_text: str
     in_list: bool
+    #: which noun chunk of its sentence it is (0: the first, where a question names its subject)
+    position: int = 0
 
 
 @dataclass
@@ -127,10 +130,12 @@ def _chunks(sentence: str, max_words: int) -> list[tuple[str, bool]]:
     caps: list[bool] = []
 
     def flush() -> None:
-        # a run ends in its noun: trailing glue words go, and so does a trailing participle
-        # after a noun ("are sharks endangered" is about sharks)
+        # a run ends in its noun: trailing glue words go, and so does a trailing adjective,
+        # adverb or participle after a noun, which is its predicate ("are sharks
+        # endangered", "is Red Bull bad", "what is Chattanooga famous for")
         while run and (run[-1].lower() in _NAME_GLUE
-                       or (len(run) > 1 and run[-1].islower() and run[-1].endswith("ed"))):
+                       or (len(run) > 1 and run[-1].islower()
+                           and (run[-1].endswith("ed") or predicate_word(run[-1])))):
             run.pop()
             caps.pop()
         if run:
@@ -189,7 +194,9 @@ def candidates(history: Sequence[HistoryTurn], *, max_words: int = DEFAULT_MAX_W
         sents = sentences(turn.text) if turn.role == "assistant" else [turn.text.strip()]
         for s_idx, sent in enumerate(sents):
             listed = bool(_LIST_LINE.match(sent)) or sent.count(",") >= 2
-            for text, capital in reversed(_chunks(sent, max_words)):
+            chunks = _chunks(sent, max_words)
+            for position in reversed(range(len(chunks))):
+                text, capital = chunks[position]
                 key = key_of(text)
                 if not key:
                     continue
@@ -199,5 +206,5 @@ def candidates(history: Sequence[HistoryTurn], *, max_words: int = DEFAULT_MAX_W
                         continue
                     cand = by_key[key] = Candidate(text, key, capital)
                 cand.capitalised = cand.capitalised or capital
-                cand.mentions.append(Mention(turn.index, turn.role, s_idx, sent, listed))
+                cand.mentions.append(Mention(turn.index, turn.role, s_idx, sent, listed, position))
     return list(by_key.values())
