@@ -217,7 +217,7 @@ def sweep(examples: Sequence[Example], g: _GateData, gate: Sequence[np.ndarray])
 
 #: gate thresholds tried in the session replay, and how many conversations of each set
 #: the replay reads (every item of a conversation; CANARD is large, its first dialogues suffice)
-CALIBRATION_THRESHOLDS = (0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9)
+CALIBRATION_THRESHOLDS = (0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9)
 CALIBRATION_CONVERSATIONS = 40
 
 
