@@ -54,11 +54,6 @@ __all__ = ["FEATURES", "MessageSignals", "Embedder", "featurize", "message_signa
 Embedder = Callable[[Sequence[str]], np.ndarray]
 
 _ANAPHOR = re.compile(r"\b(?:it|its|itself|they|them|their|theirs|he|him|his|she|her|hers)\b", re.I)
-# the pronoun's number and person, for agreement with a candidate ("their development":
-# supertankers, not the Afra tanker scale; "did he": a name, not global warming)
-_PRON_PLURAL = re.compile(r"\b(?:they|them|their|theirs|themselves|these|those)\b", re.I)
-_PRON_SINGULAR = re.compile(r"\b(?:it|its|itself|this|that)\b", re.I)
-_PRON_PERSON = re.compile(r"\b(?:he|him|his|himself|she|her|hers|herself)\b", re.I)
 _DEM_PRON = re.compile(r"\b(?:this|that|these|those)\b(?=\s*(?:[?.!,]|$|is|are|was|were|do|does|"
                        r"did|have|has|mean|work|cost|help|happen|affect|cause|compare))", re.I)
 _DEM_NP = re.compile(r"\b(?:this|that|these|those|such)\s+[a-z]", re.I)
@@ -109,9 +104,6 @@ class MessageSignals:
     key: frozenset[str]
     new_key: int
     new_caps: int
-    plural_pron: bool = False
-    singular_pron: bool = False
-    person_pron: bool = False
 
 
 def message_signals(message: str, history: Sequence[HistoryTurn]) -> MessageSignals:
@@ -134,29 +126,7 @@ def message_signals(message: str, history: Sequence[HistoryTurn]) -> MessageSign
         key=key,
         new_key=sum(1 for s in key if s not in seen),
         new_caps=sum(1 for c in caps if c.lower() not in seen_lower),
-        plural_pron=bool(_PRON_PLURAL.search(message)),
-        singular_pron=bool(_PRON_SINGULAR.search(message)),
-        person_pron=bool(_PRON_PERSON.search(message)),
     )
-
-
-def _plural(text: str) -> bool:
-    """A plural phrase: a coordination, or a head noun in -s ("Sea Peoples", not "Texas")."""
-    words = text.split()
-    last = words[-1].lower()
-    return " and " in f" {text.lower()} " or (
-        len(last) > 3 and last.endswith("s") and not last.endswith(("ss", "us", "is")))
-
-
-def _agreement(sig: MessageSignals, plural: bool, names: bool) -> float:
-    """2 when a pronoun of the message agrees with the phrase in number (or is personal
-    and the phrase a name), 1 when the message has pronouns and none agrees, 0 when it
-    has none."""
-    if not (sig.plural_pron or sig.singular_pron or sig.person_pron):
-        return 0.0
-    agrees = (sig.plural_pron and plural) or (sig.singular_pron and not plural) \
-        or (sig.person_pron and names and not plural)
-    return 2.0 if agrees else 1.0
 
 
 def _cos(a: np.ndarray, b: np.ndarray) -> float:
@@ -220,9 +190,6 @@ def featurize(message: str, history: Sequence[HistoryTurn], cands: Sequence[Cand
     rank_sim[order] = np.arange(n)
     best = float(sims.max())
 
-    plural = [_plural(c.text) for c in cands]
-    names = [all(w[:1].isupper() or w.lower() in ("of", "and", "de", "the") for w in c.text.split())
-             for c in cands]
     rows = np.zeros((n, len(FEATURES)), dtype=np.float32)
     for i, c in enumerate(cands):
         last, first = c.last, c.first
