@@ -276,6 +276,9 @@ def test_find_ordinal(text: str, lang: str, expected: Ordinal) -> None:
     "first of all, is it free?",
     "is the billing export API paginated?",
     "What is the second step?",
+    # an ordinal after a possessor counts that possessor's things in time
+    "When did they release their first album?",
+    "What was the name of INXS's first album?",
 ])
 def test_not_an_ordinal_reference(text: str) -> None:
     assert find_ordinal(text, "en") is None

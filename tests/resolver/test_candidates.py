@@ -40,3 +40,17 @@ def test_sentences_split_on_ends_and_lines() -> None:
 def test_candidates_are_bounded() -> None:
     long = " ".join(f"Name{i} Thing{i}." for i in range(400))
     assert len(candidates(_h(("assistant", long)), max_candidates=50)) == 50
+
+
+def test_a_chunk_ends_in_its_noun_not_in_its_predicate() -> None:
+    texts = [c.text for c in candidates(_h(("user", "Is Red Bull bad for you?"),
+                                           ("user", "What is Chattanooga famous for?"),
+                                           ("user", "Why was the Milgram experiment important?")))]
+    assert {"Red Bull", "Chattanooga", "Milgram experiment"} <= set(texts)
+    assert not any(t.endswith(("bad", "famous", "important")) for t in texts)
+
+
+def test_a_mention_knows_its_chunk_position_in_the_sentence() -> None:
+    cands = candidates(_h(("user", "Fleet Foxes — Formation")))
+    position = {c.text: c.mentions[0].position for c in cands}
+    assert position == {"Fleet Foxes": 0, "Formation": 1}
