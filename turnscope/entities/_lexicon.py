@@ -229,6 +229,7 @@ def predicate_word(word: str) -> bool:
             # adjective suffixes that nouns rarely carry ("unique", "dangerous", "harmful")
             or low.endswith(("ous", "ful", "ique", "less")) or (low.endswith("ive") and len(low) > 6))
 
+
 # Japanese ------------------------------------------------------------------------------
 
 #: Japanese nouns that name an attribute (料金 = "the price" of whatever is in focus)
