@@ -3,7 +3,10 @@
 A candidate is a noun chunk of an earlier user or assistant turn: a maximal run
 of words that are not function words or common verbs (how a reader finds noun
 phrases without a tagger), with "of", "and", "de", "the" allowed inside a run of
-capitalised words ("Mothers of Invention", "Lewis and Clark"). Items of lists
+capitalised words ("Mothers of Invention", "Lewis and Clark"), ending in its noun
+(a trailing adjective or participle is the predicate: "is Red Bull bad"). Each
+mention keeps its chunk position in the sentence (the first chunk is where a
+question or a title names its subject). Items of lists
 ("1. Ductal carcinoma", "A, B or C") are chunks like any other; they carry an
 ``in_list`` mark. Mentions of the same phrase (same content-word stems) are merged,
 so a candidate knows every turn, role and sentence it occurred in.
@@ -194,9 +197,7 @@ def candidates(history: Sequence[HistoryTurn], *, max_words: int = DEFAULT_MAX_W
         sents = sentences(turn.text) if turn.role == "assistant" else [turn.text.strip()]
         for s_idx, sent in enumerate(sents):
             listed = bool(_LIST_LINE.match(sent)) or sent.count(",") >= 2
-            chunks = _chunks(sent, max_words)
-            for position in reversed(range(len(chunks))):
-                text, capital = chunks[position]
+            for position, (text, capital) in reversed(list(enumerate(_chunks(sent, max_words)))):
                 key = key_of(text)
                 if not key:
                     continue
