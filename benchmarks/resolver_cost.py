@@ -33,7 +33,7 @@ from rich.table import Table
 from turnscope import Session
 from turnscope.datasets import load_cast
 from turnscope.resolver import CachedEmbedder, Resolver
-from turnscope.resolver._candidates import sentences
+from turnscope.resolver._candidates import clear_text_caches, sentences
 
 
 def exchanges(items: list[dict[str, Any]]) -> list[list[tuple[str, str]]]:
@@ -63,6 +63,27 @@ def run(convs: list[list[tuple[str, str]]], make: Any) -> tuple[list[float], int
     return times, texts
 
 
+def fresh_learned() -> Session:
+    """A session with the learned resolver and nothing cached from an earlier one: a fresh
+    embedder, and the chunk and key caches emptied (CAsT passages recur across topics)."""
+    clear_text_caches()
+    return Session(resolver=Resolver.load(embedder=CachedEmbedder()))
+
+
+def encoder_alone(convs: list[list[tuple[str, str]]]) -> list[float]:
+    """The time e5 takes to embed each user turn once: the part of an exchange no
+    resolver code can save."""
+    emb = CachedEmbedder()
+    emb.query(["warm the engine"])
+    times = []
+    for turns in convs:
+        for k in range(0, len(turns) - 1, 2):
+            t0 = time.perf_counter()
+            emb.query([turns[k][1]])
+            times.append(time.perf_counter() - t0)
+    return times
+
+
 def growth(convs: list[list[tuple[str, str]]], long_turns: int) -> tuple[float, float, int]:
     """Median ms of the same five exchanges after 10 turns and after ``long_turns`` turns."""
     pool = [(turns[k][1], turns[k + 1][1]) for turns in convs for k in range(0, len(turns) - 1, 2)]
@@ -83,9 +104,9 @@ def growth(convs: list[list[tuple[str, str]]], long_turns: int) -> tuple[float, 
             out.append(time.perf_counter() - t0)
         return out
 
-    short = Session(resolver=Resolver.load(embedder=CachedEmbedder()))
+    short = fresh_learned()
     timed(short, filler[:2])  # warm the process (model load, first calls) before timing
-    short = Session(resolver=Resolver.load(embedder=CachedEmbedder()))
+    short = fresh_learned()
     if len(filler) < 5:
         raise SystemExit("not enough exchanges for the 10-turn history")
     for u, a in filler[-5:]:  # 10 turns of history, untimed
@@ -94,7 +115,7 @@ def growth(convs: list[list[tuple[str, str]]], long_turns: int) -> tuple[float, 
     t_short = timed(short, probe)
     # the long session re-uses the filler texts in order (an embedder cache would hide
     # the per-turn embedding, so it gets a fresh one; only the history grows)
-    long = Session(resolver=Resolver.load(embedder=CachedEmbedder()))
+    long = fresh_learned()
     fed = 0
     with Progress(console=Console(stderr=True), transient=True) as progress:
         task = progress.add_task(f"feeding {long_turns} turns", total=long_turns)
@@ -116,15 +137,17 @@ def main() -> None:
     all_convs = exchanges(load_cast(2021, part="dev"))
     convs = all_convs[: args.conversations]
     console = Console(width=120)
-    # a fresh embedder per session: nothing is cached from an earlier conversation
-    learned, n_texts = run(convs, lambda: Session(resolver=Resolver.load(embedder=CachedEmbedder())))
+    # nothing is cached from an earlier conversation
+    learned, n_texts = run(convs, fresh_learned)
     rules, _ = run(convs, lambda: Session(resolver=None))
+    encoder = encoder_alone(convs)
     n = len(learned)
     table = Table(title=f"time per exchange, {len(convs)} CAsT 2021 dev conversations, {n} exchanges")
     for col in ("system", "median ms", "p90 ms", "ratio to rules (median)"):
         table.add_column(col, justify="right")
     med_r = statistics.median(rules)
-    for name, ts in (("rules alone", rules), ("learned resolver", learned)):
+    for name, ts in (("rules alone", rules), ("e5 alone (the user turn, once)", encoder),
+                     ("learned resolver", learned)):
         med = statistics.median(ts)
         p90 = sorted(ts)[int(0.9 * (len(ts) - 1))]
         table.add_row(name, f"{med * 1000:.1f}", f"{p90 * 1000:.1f}", f"{med / med_r:.2f}")

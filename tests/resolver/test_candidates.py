@@ -54,3 +54,22 @@ def test_a_mention_knows_its_chunk_position_in_the_sentence() -> None:
     cands = candidates(_h(("user", "Fleet Foxes — Formation")))
     position = {c.text: c.mentions[0].position for c in cands}
     assert position == {"Fleet Foxes": 0, "Formation": 1}
+
+
+def test_a_turn_is_chunked_once_and_the_cache_changes_nothing() -> None:
+    from turnscope.resolver._candidates import _turn_chunks, clear_text_caches
+
+    answer = ("Ductal carcinoma is the most common type. Lobular carcinoma starts in the lobules."
+              "\n1. Inflammatory breast cancer\n2. Paget disease")
+    history = [HistoryTurn(1, "user", "What are the types of breast cancer?"),
+               HistoryTurn(2, "assistant", answer)]
+    clear_text_caches()
+    cold = candidates(history)
+    misses = _turn_chunks.cache_info().misses
+    warm = candidates([*history, HistoryTurn(3, "user", "Which is the most common?")])
+    # the two earlier turns came from the cache; only the new one was chunked
+    assert _turn_chunks.cache_info().misses == misses + 1
+    assert [(c.text, c.key, c.capitalised, c.mentions) for c in warm
+            if all(m.turn < 3 for m in c.mentions)] == [(c.text, c.key, c.capitalised, c.mentions) for c in cold]
+    clear_text_caches()
+    assert _turn_chunks.cache_info().currsize == 0

@@ -16,11 +16,12 @@ English only: the learned ranker was trained on English conversations.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from turnscope.datasets._textwords import STOP_WORDS
+from turnscope.datasets._textwords import STOP_WORDS, tokens
 from turnscope.entities._lexicon import (
     ADVERBS,
     AUXILIARIES,
@@ -33,7 +34,7 @@ from turnscope.entities._lexicon import (
     predicate_word,
 )
 
-__all__ = ["Candidate", "HistoryTurn", "Mention", "candidates", "key_of", "sentences"]
+__all__ = ["Candidate", "HistoryTurn", "Mention", "candidates", "clear_text_caches", "key_of", "sentences"]
 
 #: words that never start, end or sit inside a chunk (closed classes + frequent verbs)
 _BREAK = (STOP_WORDS | DETERMINERS | PRONOUNS | PREPOSITIONS | AUXILIARIES | CONJUNCTIONS
@@ -47,6 +48,9 @@ _LIST_LINE = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 DEFAULT_MAX_WORDS = 5
 #: how many candidates one message weighs at most (newest first): bounds the cost of a turn
 DEFAULT_MAX_CANDIDATES = 120
+#: texts (turns, sentences, phrases) whose chunks and keys are kept: a session reads the
+#: same turns at every message of its window, so each is chunked once
+DEFAULT_TEXT_CACHE = 16384
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,10 +97,12 @@ class Candidate:
         return len(self.text.split())
 
 
+@functools.lru_cache(maxsize=DEFAULT_TEXT_CACHE)
 def key_of(text: str) -> frozenset[str]:
-    """The stems of the content words of ``text`` (SPEC section 7 tokens)."""
-    from turnscope.datasets._textwords import tokens
+    """The stems of the content words of ``text`` (SPEC section 7 tokens).
 
+    Cached by text: a session asks for the key of the same turns and sentences at
+    every later message (``benchmarks/resolver_cost.py``)."""
     return frozenset(s for _, s in tokens(text))
 
 
@@ -183,6 +189,31 @@ def _chunks(sentence: str, max_words: int) -> list[tuple[str, bool]]:
     return out
 
 
+def clear_text_caches() -> None:
+    """Forget the cached chunks and keys (a benchmark that must not carry them over)."""
+    _turn_chunks.cache_clear()
+    key_of.cache_clear()
+
+
+_Chunk = tuple[int, str, bool, frozenset[str]]
+
+
+@functools.lru_cache(maxsize=DEFAULT_TEXT_CACHE)
+def _turn_chunks(text: str, split: bool, max_words: int) -> tuple[tuple[int, str, bool, tuple[_Chunk, ...]], ...]:
+    """A turn's sentences (an answer is split, a question is one), each with whether it
+    is a list item or a series and its chunks newest first: (position, text, capitalised,
+    key), chunks with no content word left out."""
+    sents = sentences(text) if split else [text.strip()]
+    out = []
+    for s_idx, sent in enumerate(sents):
+        listed = bool(_LIST_LINE.match(sent)) or sent.count(",") >= 2
+        chunks = tuple((position, chunk, capital, key)
+                       for position, (chunk, capital) in reversed(list(enumerate(_chunks(sent, max_words))))
+                       if (key := key_of(chunk)))
+        out.append((s_idx, sent, listed, chunks))
+    return tuple(out)
+
+
 def candidates(history: Sequence[HistoryTurn], *, max_words: int = DEFAULT_MAX_WORDS,
                max_candidates: int = DEFAULT_MAX_CANDIDATES) -> list[Candidate]:
     """Candidate phrases of ``history`` (oldest turn first), newest first, merged by stems.
@@ -194,13 +225,8 @@ def candidates(history: Sequence[HistoryTurn], *, max_words: int = DEFAULT_MAX_W
     """
     by_key: dict[frozenset[str], Candidate] = {}
     for turn in reversed(history):
-        sents = sentences(turn.text) if turn.role == "assistant" else [turn.text.strip()]
-        for s_idx, sent in enumerate(sents):
-            listed = bool(_LIST_LINE.match(sent)) or sent.count(",") >= 2
-            for position, (text, capital) in reversed(list(enumerate(_chunks(sent, max_words)))):
-                key = key_of(text)
-                if not key:
-                    continue
+        for s_idx, sent, listed, chunks in _turn_chunks(turn.text, turn.role == "assistant", max_words):
+            for position, text, capital, key in chunks:
                 cand = by_key.get(key)
                 if cand is None:
                     if len(by_key) >= max_candidates:

@@ -45,7 +45,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from turnscope.datasets._textwords import tokens
 from turnscope.resolver._candidates import Candidate, HistoryTurn, key_of
 
 __all__ = ["FEATURES", "MessageSignals", "Embedder", "featurize", "message_signals", "overlap"]
@@ -110,8 +109,8 @@ def message_signals(message: str, history: Sequence[HistoryTurn]) -> MessageSign
     seen: set[str] = set()
     seen_lower = " ".join(t.text for t in history).lower()
     for t in history:
-        seen.update(s for _, s in tokens(t.text))
-    key = frozenset(s for _, s in tokens(message))
+        seen.update(key_of(t.text))
+    key = key_of(message)
     caps = [m.group() for m in _CAP.finditer(message)]
     return MessageSignals(
         anaphor=bool(_ANAPHOR.search(message)),
@@ -190,7 +189,35 @@ def featurize(message: str, history: Sequence[HistoryTurn], cands: Sequence[Cand
     rank_sim[order] = np.arange(n)
     best = float(sims.max())
 
+    # the message's own similarities: the same for every candidate
+    sim_prev_q, sim_prev_a = _cos(m_vec, pq_vec), overlap(sig.key, pa_key)
+    sim_history, sim_opening = _cos(m_vec, hist_vec), _cos(m_vec, op_vec)
+    # what the message does is the same for every candidate: one row, broadcast
+    msg = {
+        "msg_anaphor": float(sig.anaphor),
+        "msg_dem_pron": float(sig.dem_pron),
+        "msg_dem_np": float(sig.dem_np),
+        "msg_one": float(sig.one),
+        "msg_ordinal": float(sig.ordinal),
+        "msg_continue": float(sig.cont),
+        "msg_wh": float(sig.wh),
+        "msg_pivot": float(sig.pivot),
+        "msg_words": sig.words,
+        "msg_key": len(sig.key),
+        "msg_new_key": sig.new_key,
+        "msg_new_caps": sig.new_caps,
+        "msg_sim_prev_q": sim_prev_q,
+        "msg_sim_prev_a": sim_prev_a,
+        "msg_sim_history": sim_history,
+        "msg_sim_opening": sim_opening,
+        "n_candidates": n,
+        "history_turns": len(history),
+        "shift_prob": shift,
+    }
     rows = np.zeros((n, len(FEATURES)), dtype=np.float32)
+    rows[:, [FEATURES.index(k) for k in msg]] = [msg[k] for k in msg]
+    cand_names = [name for name in FEATURES if name not in msg]
+    cand_cols = [FEATURES.index(name) for name in cand_names]
     for i, c in enumerate(cands):
         last, first = c.last, c.first
         turns = {m.turn for m in c.mentions}
@@ -229,25 +256,6 @@ def featurize(message: str, history: Sequence[HistoryTurn], cands: Sequence[Cand
             "rank_sim": float(rank_sim[i]),
             "rank_recency": float(i),
             "sim_margin": best - float(sims[i]),
-            "msg_anaphor": float(sig.anaphor),
-            "msg_dem_pron": float(sig.dem_pron),
-            "msg_dem_np": float(sig.dem_np),
-            "msg_one": float(sig.one),
-            "msg_ordinal": float(sig.ordinal),
-            "msg_continue": float(sig.cont),
-            "msg_wh": float(sig.wh),
-            "msg_pivot": float(sig.pivot),
-            "msg_words": sig.words,
-            "msg_key": len(sig.key),
-            "msg_new_key": sig.new_key,
-            "msg_new_caps": sig.new_caps,
-            "msg_sim_prev_q": _cos(m_vec, pq_vec),
-            "msg_sim_prev_a": overlap(sig.key, pa_key),
-            "msg_sim_history": _cos(m_vec, hist_vec),
-            "msg_sim_opening": _cos(m_vec, op_vec),
-            "n_candidates": n,
-            "history_turns": len(history),
-            "shift_prob": shift,
         }
-        rows[i] = [f[name] for name in FEATURES]
+        rows[i, cand_cols] = [f[name] for name in cand_names]
     return rows
