@@ -408,6 +408,24 @@ def test_numbered_line_without_entity_uses_head(general: EntityExtractor) -> Non
     assert e is not None and e.numbered and len(e.items) == 2
 
 
+def test_enumeration_records_how_the_list_was_found(vocab: Vocabulary, general: EntityExtractor) -> None:
+    numbered = general.enumerations("Options:\n1. Oat milk\n2. Soy milk\n3. Rice milk", 2)
+    assert numbered[0].kind == "numbered" and numbered[0].explicit
+    coordinated = general.enumeration("Dublin, Paris and Frankfurt are in Europe.", 2)
+    assert coordinated is not None and coordinated.kind == "coordination" and coordinated.explicit
+    typed = EntityExtractor(vocab).enumerations(
+        "Frankfurt has the lowest latency. Dublin is cheaper. Paris opened last year.", 2)
+    assert any(e.kind == "run" and e.explicit for e in typed)
+
+
+def test_a_run_of_proper_names_in_a_passage_is_not_a_list(general: EntityExtractor) -> None:
+    # every capitalised word of a long answer, in order: not something "the second" picks from
+    passage = ("Prior to the Triassic, mammal-like reptiles dominated. According to Geologists, "
+               "Pangaea formed later. However, Rodinia came first.")
+    runs = [e for e in general.enumerations(passage, 4) if e.kind == "run"]
+    assert runs and not any(e.explicit for e in runs)
+
+
 def test_no_enumeration_for_single_entity(vocab: Vocabulary) -> None:
     assert EntityExtractor(vocab).enumeration("Dublin is covered by the SLA.", 1) is None
 

@@ -41,8 +41,9 @@ SCREEN = {"page_title": "Billing export API",
 
 
 def rewrite(conversation: list[tuple[str, str]], message: str, *, policy: str = "default",
-            vocab: str = "cloud", screen: dict[str, str] | None = None) -> str:
-    s = Session(resolver=None, policy=policy, vocabulary=bundled_vocabulary(vocab))
+            vocab: str | None = "cloud", screen: dict[str, str] | None = None) -> str:
+    s = Session(resolver=None, policy=policy,
+                vocabulary=bundled_vocabulary(vocab) if vocab else None)
     for role, text in conversation:
         s.add(role, text)
     return s.user(message, screen=screen).query
@@ -72,6 +73,30 @@ def test_ordinal_last_two() -> None:
     q = rewrite(REGIONS, "What's the uptime SLA on the last two?")
     assert has(q, "Frankfurt") and has(q, "Dublin"), q
     assert "last two" not in q
+
+
+def test_an_ordinal_that_counts_in_time_is_not_a_pick_from_a_list() -> None:
+    # "the first album" counts albums in time: the list the answer happened to hold
+    # (band members) is not what "first" picks from
+    band = [("user", "Tell me about the band Wild Harbour."),
+            ("assistant", "Wild Harbour was formed by Ana Ruiz, Tom Keller and Joe Park in 1998.")]
+    q = rewrite(band, "What was the first album?", vocab=None)
+    assert not any(has(q, name) for name in ("Ana Ruiz", "Tom Keller", "Joe Park")), q
+    assert has(q, "first album"), q
+
+
+def test_an_ordinal_with_a_counted_noun_needs_a_list_of_that_kind() -> None:
+    people = [("user", "Who are the founders?"),
+              ("assistant", "The founders were Ana Ruiz and Tom Keller.")]
+    q = rewrite(people, "Tell me about the first two marriages.", vocab=None)
+    assert not has(q, "Ana Ruiz") and not has(q, "Tom Keller"), q
+
+
+def test_a_bare_ordinal_still_picks_from_a_coordination() -> None:
+    q = rewrite([("user", "Which milks work in coffee?"),
+                 ("assistant", "Oat milk, soy milk and almond milk all froth well.")],
+                "What about the second one?", vocab=None)
+    assert has(q, "soy milk"), q
 
 
 # -- pronoun -------------------------------------------------------------------------

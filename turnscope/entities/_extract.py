@@ -91,6 +91,16 @@ class Enumeration:
     turn: int
     items: tuple[Mention, ...]
     numbered: bool = False
+    #: how the list was found: ``"numbered"`` items, a ``"coordination"`` ("A, B and C"),
+    #: or a ``"run"`` of same-typed entities named one after another in separate clauses
+    kind: str = "coordination"
+
+    @property
+    def explicit(self) -> bool:
+        """A list the turn itself presents as one: numbered items, a coordination, or a
+        run of vocabulary entities. A run of proper names is not: in a long answer it is
+        every capitalised word in order ("Formation, Pangaea, Rodinia, …")."""
+        return self.kind != "run" or all(m.source == "vocab" for m in self.items)
 
 
 @dataclass(frozen=True, slots=True)
@@ -745,7 +755,7 @@ class EntityExtractor:
                     typ = inside[0].type if inside else "phrase"
                     items.append(Mention(typ, clause, clause, a, a + len(clause), "general"))
             if len(items) == len(bodies):
-                out.append(Enumeration(turn, tuple(items), numbered=True))
+                out.append(Enumeration(turn, tuple(items), numbered=True, kind="numbered"))
 
         def coordination(pool: list[Mention], loose: bool) -> list[Mention]:
             """The longest chain of ``pool`` joined by coordinators. ``loose`` lets a
@@ -801,7 +811,7 @@ class EntityExtractor:
         for items_t in by_type.values():
             if len(items_t) >= 2 and all(
                     [x.name for x in e.items] != [y.name for y in items_t] for e in out):
-                out.append(Enumeration(turn, tuple(items_t), numbered=False))
+                out.append(Enumeration(turn, tuple(items_t), numbered=False, kind="run"))
         return out
 
 

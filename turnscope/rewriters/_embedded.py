@@ -85,6 +85,7 @@ _NOT_MODIFIERS = frozenset("first second third last other same next previous new
 _LIST_ORDINAL = re.compile(r"\b(?:first|second|third|fourth|fifth|last|\d(?:st|nd|rd|th))\s+"
                            r"(?:one|ones|two|three|option|item|region|tier|plan)\b|"
                            r"\b(?:option|item|point|step|#)\s*\d|[1-9１-９]つ目|番目", re.IGNORECASE)
+_COUNTED_NOUN = re.compile(r"\s+([A-Za-z][\w\-]*)")
 _PART = re.compile(r"\b(?:the\s+)?(?:(?P<ord>first|second|third|last|final)\s+(?:part|bit|point|"
                    r"half|sentence)|(?:part|bit)\s+about\s+(?P<about>[^,.?!—–]+))", re.IGNORECASE)
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|(?<=[;；])\s*|\s+—\s+")
@@ -480,8 +481,13 @@ class EmbeddedRewriter:
 
     def _enumeration(self, scope: Scope, noun: str | None, position: int,
                      total: int | None = None, numbered: bool = False) -> Enumeration | None:
-        """The newest in-scope list long enough for the position (and of the named kind)."""
-        fits = [e for e in scope.enumerations if len(e.items) >= abs(position)]
+        """The newest in-scope list long enough for the position (and of the named kind).
+
+        Only a list the turn presents as one counts (:attr:`Enumeration.explicit`), and an
+        ordinal that names its kind ("the second region") needs a list of that kind: on
+        real conversations "the first album", "the last year", "the final vote" count in
+        time, and picking from whatever list was nearest wrote "What was Hound Dog?"."""
+        fits = [e for e in scope.enumerations if e.explicit and len(e.items) >= abs(position)]
         if numbered:
             # "point 2", "item 3", "#2": a numbered list, if one is in scope
             fits = [e for e in fits if e.numbered] or fits
@@ -501,9 +507,10 @@ class EmbeddedRewriter:
             typed = [e for e in fits if any(n == m.type.lower() or n in kinds(m.name)
                                             for m in e.items)] or [
                 e for e in fits if any(n in m.name.lower() for m in e.items)]
-            if typed:
-                newest = max(e.turn for e in typed)
-                fits = typed
+            if not typed:
+                return None
+            newest = max(e.turn for e in typed)
+            fits = typed
         # within the newest turn: numbered lists, then coordinations, then typed runs
         same_turn = [e for e in fits if e.turn == newest]
         # the extractor lists a turn's enumerations most explicit first; keep that order
@@ -531,7 +538,13 @@ class EmbeddedRewriter:
             if span is not None:
                 start, end, ordinal = span
                 of_n = _OF_THE_N.search(text)
-                enum = self._enumeration(scope, ordinal.noun, ordinal.position or 3,
+                noun = ordinal.noun
+                counted = _COUNTED_NOUN.match(text, end) if noun is None and ordinal.count > 1 else None
+                if counted and counted.group(1).lower() not in FUNCTION_WORDS \
+                        and counted.group(1).lower() not in VERBS:
+                    # "the first two marriages": the noun after the count names the kind
+                    noun = counted.group(1)
+                enum = self._enumeration(scope, noun, ordinal.position or 3,
                                          _NUMBER_WORDS[of_n.group(1).lower()] if of_n else None,
                                          numbered=bool(_NUMBERED_REF.match(text[start:end])))
                 if enum is not None and ordinal.position == 0:
