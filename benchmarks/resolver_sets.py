@@ -7,6 +7,12 @@ the SPEC section 7 baselines.
 Items of one conversation are replayed once, in order: the session sees every earlier
 user turn and every response, as a chat backend would feed it. ``--before FILE`` adds the
 rows of an earlier run (e.g. the embedded default before the learned resolver) to the table.
+
+A third figure, **wrong word**, is the share of rewrites that hold a content word found in
+neither the raw message nor the human rewrite (SPEC section 7 tokens, by stem). The
+forbidden list only knows the conversation's topic words; a rewrite that swaps "the first
+band" for a name from the answer, or appends a heading of a passage, is wrong in a way it
+cannot see. Sets without human rewrites show "–" there.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from rich.table import Table
 
 from turnscope import Session
 from turnscope._items import replay_conversations
-from turnscope.datasets import cast_baselines, load_canard, load_cast
+from turnscope.datasets import cast_baselines, content_words, load_canard, load_cast
 from turnscope.evaluation import check_terms
 
 
@@ -56,16 +62,32 @@ def replay(items: list[dict[str, Any]], make_session: Callable[[], Session],
     return [r.query for r in results]
 
 
-def figures(items: list[dict[str, Any]], queries: list[str]) -> dict[str, float]:
-    cov = con = n = 0
+def wrong_words(query: str, raw: str, human: str) -> set[str]:
+    """Content words (stems) of ``query`` that neither ``raw`` nor ``human`` holds."""
+    return set(content_words(query)) - set(content_words(raw)) - set(content_words(human))
+
+
+def figures(items: list[dict[str, Any]], queries: list[str]) -> dict[str, float | None]:
+    cov = con = wrong = n = 0
+    judged = all(item.get("human_rewrite") for item in items if item["prefix"])
     for item, q in zip(items, queries, strict=True):
         if not item["prefix"]:
             continue
         c = check_terms(q, item["required_in_rewrite"], item["forbidden_in_rewrite"])
         cov += c.covered
         con += c.contaminated
+        if judged:
+            wrong += bool(wrong_words(q, item["follow_up"], item["human_rewrite"]))
         n += 1
-    return {"coverage": cov / n, "contamination": con / n, "n": n}
+    return {"coverage": cov / n, "contamination": con / n,
+            "wrong_word": wrong / n if judged else None, "n": n}
+
+
+def _cell(f: dict[str, Any] | None) -> str:
+    if f is None:
+        return "–"
+    w = f.get("wrong_word")
+    return f"{f['coverage']:.2f} / {f['contamination']:.2f} / " + ("–" if w is None else f"{w:.2f}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -85,7 +107,7 @@ def main(argv: list[str] | None = None) -> None:
     unknown = [s for s in names if s not in SETS]
     if unknown:
         sys.exit(f"unknown set(s) {unknown}; choose from {list(SETS)}")
-    results: dict[str, dict[str, dict[str, float]]] = {}
+    results: dict[str, dict[str, dict[str, float | None]]] = {}
     for name in names:
         items = SETS[name][1]()
         if args.limit:
@@ -105,7 +127,7 @@ def main(argv: list[str] | None = None) -> None:
     before: dict[str, Any] = json.loads(args.before.read_text()) if args.before else {}
     rows = sorted({k for r in results.values() for k in r} |
                   {f"before:{k}" for r in before.values() for k in r if k.startswith("turnscope")})
-    table = Table(title="coverage / contamination over follow-up turns (SPEC sections 5, 7)")
+    table = Table(title="coverage / contamination / wrong word over follow-up turns (SPEC sections 5, 7)")
     table.add_column("system")
     for name in names:
         table.add_column(f"{name} ({SETS[name][0]})", justify="right")
@@ -114,7 +136,7 @@ def main(argv: list[str] | None = None) -> None:
         for name in names:
             src = before.get(name, {}) if row.startswith("before:") else results[name]
             f = src.get(row.removeprefix("before:"))
-            cells.append("–" if f is None else f"{f['coverage']:.2f} / {f['contamination']:.2f}")
+            cells.append(_cell(f))
         label = row.replace("before:turnscope", args.before_label + " turnscope") \
             if row.startswith("before:") else row
         table.add_row(label, *cells)
