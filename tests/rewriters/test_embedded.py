@@ -517,6 +517,16 @@ def test_a_place_in_a_question_about_someone_sets_no_frame() -> None:
     assert "Lisbon" not in r.query, r.query
 
 
+def test_a_place_in_a_question_about_a_named_person_sets_no_frame() -> None:
+    s = Session()
+    s.user("Tell me about the architect Rosa Marin.")
+    s.assistant("Rosa Marin designed public housing and taught for thirty years.")
+    s.user("What did Marin do in Lisbon?")
+    s.assistant("She rebuilt the riverside market after the fire.")
+    r = s.user("Were the schools good?")
+    assert not any(rule.startswith("place->") for rule in r.trace["rules"]), r.trace
+
+
 def test_a_new_place_replaces_the_frame_and_a_pivot_clears_it() -> None:
     s = Session(resolver=None)
     s.user("What is there to do in Boise?")

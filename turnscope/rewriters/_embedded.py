@@ -134,6 +134,8 @@ _ORG_NAME = re.compile(r"\b(?:Club|Company|Corporation|Corp|Inc|Ltd|Group|Band|T
                        r"University|College|School|Institute|Foundation|Association|Society|"
                        r"Agency|Department|Ministry|Council|Committee|Bank|Airlines?|Records)$")
 #: a settlement's own name ("Salt Lake City", "Jefferson County") replaces the frame
+_NAMED_SUBJECT = re.compile(r"\b(?i:did|does|do|was|is|were|are|has|had|will|would|can|could)\s+"
+                            r"(?:[A-Z][\w.\-]*\s+){1,3}[a-z]")
 _REFERS_BACK = re.compile(r"\b(?:he|she|him|her|his|hers|they|them|their|it|its)\b", re.IGNORECASE)
 _SETTLEMENT = re.compile(r"\b(?:[A-Z][\w\-]*\s+){1,3}(?:City|Town|County|Village|Borough)\b")
 #: verbs too general to say which clause of an answer a follow-up echoes
@@ -1472,10 +1474,11 @@ class EmbeddedRewriter:
             rules.append(f"place->{place}")
         settlement = _SETTLEMENT.search(original)
         if own is not None and not self.extractor.vocabulary.find(own.group("place")) \
-                and not _REFERS_BACK.search(original):
+                and not _REFERS_BACK.search(original) and not _NAMED_SUBJECT.search(original):
             # a place sets the frame when the question is about the place ("interesting
-            # things around Ann Arbor"); a question about someone or something already
-            # given only locates what they did ("did he perform at Woodstock?")
+            # things around Ann Arbor"); a question about someone, already given or named as
+            # its subject, only locates what they did ("did he perform at Woodstock?",
+            # "what did Jacobs do in NYC?")
             memo["place"] = own.group("place")
         elif settlement is not None and place is not None:
             memo["place"] = settlement.group(0)  # "how does Salt Lake City differ?"
