@@ -179,6 +179,9 @@ NOT_FOLLOW_UP = [
     "アバター案内の料金はいくらですか？",
     "このページは何？",
     "",
+    # the adjective is not a request for detail
+    "Were there any specific shows on that tour?",
+    "Did they come from anywhere specific?",
 ]
 
 

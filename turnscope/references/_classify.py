@@ -101,7 +101,10 @@ _ORDINAL_JA = re.compile(
 
 # follow-up request cues: the term is what carries the intent (22/22 in the field report)
 _FOLLOW_UP_EN = re.compile(
-    r"\b(?:in\s+(?:more\s+)?detail|more\s+detail(?:s|ed)?|details\s*\?|(?:more\s+)?specific\w*|"
+    r"\b(?:in\s+(?:more\s+)?detail|more\s+detail(?:s|ed)?|details\s*\?|more\s+specific\w*|"
+    # "specifically" / "the specifics" ask for detail; the adjective does not ("any specific
+    # shows?", "from anywhere specific?"); misspelt adverbs ("specificaly") still count
+    r"specific(?:a?l+y|s)|"
     r"(?:explain|say)\s+\w+\s+more|more\s+on\s+the|go\s+deeper|"
     r"elaborate|expand\s+on|go\s+deeper|dig\s+deeper|deeper\s+dive|in\s+depth|tell\s+me\s+more|"
     r"more\s+about\s+(?:that|this|it)|explain\s+(?:that|this|it)|say\s+more|more\s+info)\b",
