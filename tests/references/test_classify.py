@@ -255,6 +255,7 @@ def test_follow_up_and_needs_context_are_separate() -> None:
     ("and the third one?", "en", Ordinal(3)),
     ("the last two", "en", Ordinal(-1, 2)),
     ("what about the last two?", "en", Ordinal(-1, 2)),
+    ("tell me about the first two marriages", "en", Ordinal(1, 2, "marriages")),
     ("the first region", "en", Ordinal(1, 1, "region")),
     ("option 3", "en", Ordinal(3)),
     ("the latter", "en", Ordinal(-1)),

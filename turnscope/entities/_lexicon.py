@@ -243,6 +243,9 @@ JA_RELATIONAL = frozenset(
 #: vocabulary types that name places, for the locative pronoun "there"
 LOCATION_TYPES = frozenset("region location country city zone area site office".split())
 
+#: third-person pronouns that point back at someone or something already given
+ANAPHORIC_PRONOUNS = frozenset("it its itself they them their theirs he him his she her hers".split())
+
 #: pronoun number, for agreement with an antecedent
 SINGULAR_PRONOUNS = frozenset("it its itself this that".split())
 PLURAL_PRONOUNS = frozenset("they them their theirs themselves these those".split())

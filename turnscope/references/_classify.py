@@ -302,6 +302,11 @@ def find_ordinal_span(text: str, lang: str) -> tuple[int, int, Ordinal] | None:
         # "first response time", "second factor authentication": the ordinal is part of a
         # compound noun, not a pick from a list
         return None
+    if noun is None and count > 1 and nxt and nxt.group(1).lower() not in FUNCTION_WORDS \
+            and nxt.group(1).lower() not in VERBS:
+        # "the first two marriages": the noun after the count names the kind counted (the
+        # span stays "the first two": the items replace it, the noun stays)
+        noun = nxt.group(1)
     return m.start(), m.end(), Ordinal(pos, count, noun)
 
 

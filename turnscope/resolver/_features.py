@@ -53,6 +53,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from turnscope.entities import EntityExtractor
+from turnscope.entities._lexicon import ANAPHORIC_PRONOUNS
 from turnscope.references import ReferenceClass, classify
 from turnscope.resolver._candidates import Candidate, HistoryTurn, key_of
 
@@ -61,7 +62,7 @@ __all__ = ["FEATURES", "MessageSignals", "Embedder", "featurize", "message_signa
 #: a function from texts to L2-normalised vectors (one row per text)
 Embedder = Callable[[Sequence[str]], np.ndarray]
 
-_ANAPHOR = re.compile(r"\b(?:it|its|itself|they|them|their|theirs|he|him|his|she|her|hers)\b", re.I)
+_ANAPHOR = re.compile(rf"\b(?:{'|'.join(sorted(ANAPHORIC_PRONOUNS))})\b", re.I)
 _DEM_PRON = re.compile(r"\b(?:this|that|these|those)\b(?=\s*(?:[?.!,]|$|is|are|was|were|do|does|"
                        r"did|have|has|mean|work|cost|help|happen|affect|cause|compare))", re.I)
 _DEM_NP = re.compile(r"\b(?:this|that|these|those|such)\s+[a-z]", re.I)

@@ -37,6 +37,7 @@ from turnscope.conversation import ConversationState, ResolvedTurn, Role, char_b
 from turnscope.entities import GENERAL_TYPES, EntityExtractor, Enumeration, Mention, Slot, SlotStatus
 from turnscope.entities._lexicon import (
     ADJECTIVES,
+    ANAPHORIC_PRONOUNS,
     DEMONYMS,
     FUNCTION_WORDS,
     LOCATION_TYPES,
@@ -85,7 +86,6 @@ _NOT_MODIFIERS = frozenset("first second third last other same next previous new
 _LIST_ORDINAL = re.compile(r"\b(?:first|second|third|fourth|fifth|last|\d(?:st|nd|rd|th))\s+"
                            r"(?:one|ones|two|three|option|item|region|tier|plan)\b|"
                            r"\b(?:option|item|point|step|#)\s*\d|[1-9１-９]つ目|番目", re.IGNORECASE)
-_COUNTED_NOUN = re.compile(r"\s+([A-Za-z][\w\-]*)")
 _PART = re.compile(r"\b(?:the\s+)?(?:(?P<ord>first|second|third|last|final)\s+(?:part|bit|point|"
                    r"half|sentence)|(?:part|bit)\s+about\s+(?P<about>[^,.?!—–]+))", re.IGNORECASE)
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|(?<=[;；])\s*|\s+—\s+")
@@ -133,10 +133,12 @@ _HISTORY_ORDINAL = re.compile(
 _ORG_NAME = re.compile(r"\b(?:Club|Company|Corporation|Corp|Inc|Ltd|Group|Band|Team|Party|"
                        r"University|College|School|Institute|Foundation|Association|Society|"
                        r"Agency|Department|Ministry|Council|Committee|Bank|Airlines?|Records)$")
-#: a settlement's own name ("Salt Lake City", "Jefferson County") replaces the frame
+#: a question about someone, not a place: one that points back ("did he perform at
+#: Woodstock?") or names its subject after the auxiliary ("what did Jacobs do in NYC?")
+_REFERS_BACK = re.compile(rf"\b(?:{'|'.join(sorted(ANAPHORIC_PRONOUNS))})\b", re.IGNORECASE)
 _NAMED_SUBJECT = re.compile(r"\b(?i:did|does|do|was|is|were|are|has|had|will|would|can|could)\s+"
                             r"(?:[A-Z][\w.\-]*\s+){1,3}[a-z]")
-_REFERS_BACK = re.compile(r"\b(?:he|she|him|her|his|hers|they|them|their|it|its)\b", re.IGNORECASE)
+#: a settlement's own name ("Salt Lake City", "Jefferson County") replaces the frame
 _SETTLEMENT = re.compile(r"\b(?:[A-Z][\w\-]*\s+){1,3}(?:City|Town|County|Village|Borough)\b")
 #: verbs too general to say which clause of an answer a follow-up echoes
 VERBS_TOO_COMMON = frozenset("have does make take need want work used using come".split())
@@ -541,13 +543,7 @@ class EmbeddedRewriter:
             if span is not None:
                 start, end, ordinal = span
                 of_n = _OF_THE_N.search(text)
-                noun = ordinal.noun
-                counted = _COUNTED_NOUN.match(text, end) if noun is None and ordinal.count > 1 else None
-                if counted and counted.group(1).lower() not in FUNCTION_WORDS \
-                        and counted.group(1).lower() not in VERBS:
-                    # "the first two marriages": the noun after the count names the kind
-                    noun = counted.group(1)
-                enum = self._enumeration(scope, noun, ordinal.position or 3,
+                enum = self._enumeration(scope, ordinal.noun, ordinal.position or 3,
                                          _NUMBER_WORDS[of_n.group(1).lower()] if of_n else None,
                                          numbered=bool(_NUMBERED_REF.match(text[start:end])))
                 if enum is not None and ordinal.position == 0:
