@@ -73,3 +73,16 @@ def test_a_turn_is_chunked_once_and_the_cache_changes_nothing() -> None:
             if all(m.turn < 3 for m in c.mentions)] == [(c.text, c.key, c.capitalised, c.mentions) for c in cold]
     clear_text_caches()
     assert _turn_chunks.cache_info().currsize == 0
+
+
+def test_candidates_of_the_same_turns_are_built_anew_each_time() -> None:
+    # a turn's mentions are cached; the candidates merged from them are not shared
+    from turnscope.resolver import HistoryTurn as H
+
+    hist = [H(1, "user", "What are the types of breast cancer?"),
+            H(2, "assistant", "Ductal carcinoma and lobular carcinoma.")]
+    first = candidates(hist)
+    first[0].mentions.clear()
+    again = candidates(hist)
+    assert [c.text for c in again] == ["lobular carcinoma", "Ductal carcinoma", "breast cancer", "types"]
+    assert all(c.mentions for c in again)

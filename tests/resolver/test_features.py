@@ -68,3 +68,37 @@ def test_what_the_previous_rewrite_carried_is_read() -> None:
     assert carried[FEATURES.index("carried_by_prev")] == 1.0
     assert carried[FEATURES.index("carried_count")] == 1.0
     assert by_text["types"][FEATURES.index("carried_by_prev")] == 0.0
+
+
+def test_mention_features_follow_the_candidates_own_mentions() -> None:
+    # the one pass over a candidate's mentions must agree with what the mentions say
+    hist = [HistoryTurn(1, "user", "What are the symptoms of anemia?"),
+            HistoryTurn(2, "assistant", "Fatigue is common. Anemia also causes pale skin."),
+            HistoryTurn(3, "user", "Is anemia dangerous for runners?"),
+            HistoryTurn(4, "assistant", "Runners with anemia tire quickly. Iron helps.")]
+    cands = candidates(hist)
+    x = featurize("How is it treated?", hist, cands, _embed)
+    col = {name: FEATURES.index(name) for name in FEATURES}
+    for i, c in enumerate(cands):
+        assert x[i, col["turns_back"]] == 5 - c.last.turn
+        assert x[i, col["first_turns_back"]] == 5 - c.first.turn
+        assert x[i, col["exchanges_back"]] == sum(1 for t in (1, 3) if t >= c.last.turn)
+        assert x[i, col["user_mentions"]] == sum(m.role == "user" for m in c.mentions)
+        assert x[i, col["n_words"]] == c.words
+        answer = [m.sentence for m in c.mentions if m.role == "assistant"]
+        assert x[i, col["answer_sentence_idx"]] == (min(answer) if answer else -1)
+        assert x[i, col["n_turns"]] == len({m.turn for m in c.mentions})
+        assert x[i, col["in_opening"]] == float(any(m.turn == 1 for m in c.mentions))
+    anemia = next(i for i, c in enumerate(cands) if c.text.lower() == "anemia")
+    assert x[anemia, col["n_turns"]] >= 3.0 and x[anemia, col["in_opening"]] == 1.0
+
+
+def test_every_feature_column_is_written() -> None:
+    # message features are broadcast, candidate features per row: together, every column
+    from turnscope.resolver._features import _CANDIDATE_FEATURES
+
+    assert len(set(_CANDIDATE_FEATURES)) == len(_CANDIDATE_FEATURES)
+    assert set(_CANDIDATE_FEATURES) <= set(FEATURES)
+    x = featurize("Is it safe?", HISTORY, candidates(HISTORY), _embed, shift=0.25)
+    assert not np.isnan(x).any()
+    assert x[0, FEATURES.index("shift_prob")] == np.float32(0.25)

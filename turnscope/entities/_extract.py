@@ -475,6 +475,12 @@ def _clean_token(tok: str) -> str:
 _RECENT_EXTRACTIONS = 16
 
 
+#: the gap between two tokens that ends a sentence, and one that ends a noun run
+#: (compiled once: the English pass tests every token gap of a long answer)
+_SENTENCE_GAP = re.compile(r"[.?!:;]\s*$")
+_PHRASE_BREAK = re.compile(r"[,.;:?!()\"“”—–]|\s[-–]\s")
+
+
 class EntityExtractor:
     """Typed mentions from one message.
 
@@ -540,7 +546,7 @@ class EntityExtractor:
         run_indefinite = False
         run_after_aux = False
         sentence_start = {0} | {i + 1 for i, (s, _, _) in enumerate(tokens[:-1])
-                                if re.search(r"[.?!:;]\s*$", text[tokens[i][1]:tokens[i + 1][0]])}
+                                if _SENTENCE_GAP.search(text[tokens[i][1]:tokens[i + 1][0]])}
 
         def flush(next_low: str = "") -> None:
             if run:
@@ -555,7 +561,7 @@ class EntityExtractor:
         for i, (s, e, tok) in enumerate(tokens):
             low = tok.lower()
             gap = text[tokens[i - 1][1]:s] if i else ""
-            if run and re.search(r"[,.;:?!()\"“”—–]|\s[-–]\s", gap):
+            if run and _PHRASE_BREAK.search(gap):
                 flush()
             if _IDENT.match(tok):
                 flush()

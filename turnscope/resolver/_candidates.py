@@ -192,6 +192,7 @@ def _chunks(sentence: str, max_words: int) -> list[tuple[str, bool]]:
 def clear_text_caches() -> None:
     """Forget the cached chunks and keys (a benchmark that must not carry them over)."""
     _turn_chunks.cache_clear()
+    _turn_mentions.cache_clear()
     key_of.cache_clear()
 
 
@@ -214,6 +215,16 @@ def _turn_chunks(text: str, split: bool, max_words: int) -> tuple[tuple[int, str
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=DEFAULT_TEXT_CACHE)
+def _turn_mentions(index: int, role: str, text: str,
+                   max_words: int) -> tuple[tuple[frozenset[str], str, bool, Mention], ...]:
+    """A turn's chunks, newest first, each with its mention: built once per turn, since a
+    session reads the same turns at every message of its window."""
+    return tuple((key, chunk, capital, Mention(index, role, s_idx, sent, listed, position))
+                 for s_idx, sent, listed, chunks in _turn_chunks(text, role == "assistant", max_words)
+                 for position, chunk, capital, key in chunks)
+
+
 def candidates(history: Sequence[HistoryTurn], *, max_words: int = DEFAULT_MAX_WORDS,
                max_candidates: int = DEFAULT_MAX_CANDIDATES) -> list[Candidate]:
     """Candidate phrases of ``history`` (oldest turn first), newest first, merged by stems.
@@ -225,13 +236,13 @@ def candidates(history: Sequence[HistoryTurn], *, max_words: int = DEFAULT_MAX_W
     """
     by_key: dict[frozenset[str], Candidate] = {}
     for turn in reversed(history):
-        for s_idx, sent, listed, chunks in _turn_chunks(turn.text, turn.role == "assistant", max_words):
-            for position, text, capital, key in chunks:
-                cand = by_key.get(key)
-                if cand is None:
-                    if len(by_key) >= max_candidates:
-                        continue
-                    cand = by_key[key] = Candidate(text, key, capital)
-                cand.capitalised = cand.capitalised or capital
-                cand.mentions.append(Mention(turn.index, turn.role, s_idx, sent, listed, position))
+        for key, text, capital, mention in _turn_mentions(turn.index, turn.role, turn.text, max_words):
+            cand = by_key.get(key)
+            if cand is None:
+                if len(by_key) >= max_candidates:
+                    continue
+                cand = by_key[key] = Candidate(text, key, capital)
+            elif capital:
+                cand.capitalised = True
+            cand.mentions.append(mention)
     return list(by_key.values())

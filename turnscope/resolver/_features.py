@@ -44,6 +44,7 @@ training (``turnscope train``), none is set by hand.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 import re
@@ -95,6 +96,18 @@ FEATURES: tuple[str, ...] = (
     "history_turns",
     # the learned topic-shift detector's probability for this message
     "shift_prob",
+)
+
+
+#: the features of the candidate itself, in the order ``featurize`` computes them (the
+#: others are the message's, the same for every candidate of a message)
+_CANDIDATE_FEATURES: tuple[str, ...] = (
+    "role_user", "turns_back", "exchanges_back", "first_turns_back", "n_mentions", "n_turns",
+    "in_prev_user", "in_prev_answer", "in_prev_answer_first", "answer_sentence_idx",
+    "in_opening", "in_list", "user_mentions", "first_chunk", "last_position",
+    "in_prev_rewrite", "carried_by_prev", "carried_count",
+    "n_words", "n_key", "capitalised", "has_digit", "lone_participle", "frac_in_message",
+    "sim_sent_msg", "sim_sent_last", "rank_sim", "rank_recency", "sim_margin",
 )
 
 
@@ -202,9 +215,6 @@ def featurize(message: str, history: Sequence[HistoryTurn], cands: Sequence[Cand
     prev_rw = key_of(prev_user.rewrite) if prev_user is not None and prev_user.rewrite else None
     prev_raw = key_of(prev_user.text) if prev_user is not None else frozenset()
 
-    def exchanges_back(turn: int) -> int:
-        return sum(1 for u in user_idx if u >= turn) if user_idx else 0
-
     m_vec = embed_query([message])[0]
     pq_vec = embed_query([prev_user.text])[0] if prev_user else np.zeros(0)
     pa_key = key_of(prev_answer.text) if prev_answer else frozenset()
@@ -214,12 +224,13 @@ def featurize(message: str, history: Sequence[HistoryTurn], cands: Sequence[Cand
     if hist_vec.size:
         hist_vec = hist_vec / (np.linalg.norm(hist_vec) or 1.0)
 
-    s_keys: dict[str, frozenset[str]] = {}
+    # each sentence's overlap with the message, once: candidates share sentences
+    sent_sim: dict[str, float] = {}
     for c in cands:
         for m in c.mentions:
-            if m.sentence_text not in s_keys:
-                s_keys[m.sentence_text] = key_of(m.sentence_text)
-    sims = np.array([max(overlap(s_keys[m.sentence_text], sig.key) for m in c.mentions) for c in cands])
+            if m.sentence_text not in sent_sim:
+                sent_sim[m.sentence_text] = overlap(key_of(m.sentence_text), sig.key)
+    sims = np.array([max(sent_sim[m.sentence_text] for m in c.mentions) for c in cands])
     order = np.argsort(-sims, kind="stable")
     rank_sim = np.empty(n)
     rank_sim[order] = np.arange(n)
@@ -257,46 +268,73 @@ def featurize(message: str, history: Sequence[HistoryTurn], cands: Sequence[Cand
     }
     rows = np.zeros((n, len(FEATURES)), dtype=np.float32)
     rows[:, [FEATURES.index(k) for k in msg]] = [msg[k] for k in msg]
-    cand_names = [name for name in FEATURES if name not in msg]
-    cand_cols = [FEATURES.index(name) for name in cand_names]
+    cand_cols = [FEATURES.index(name) for name in _CANDIDATE_FEATURES]
+    prev_user_index = prev_user.index if prev_user is not None else None
+    prev_answer_index = prev_answer.index if prev_answer is not None else -1
+    opening_index = opening.index if opening is not None else None
+    # user turns at or after a turn: bisect over their (ascending) indices
+    n_users = len(user_idx)
+    cand_rows = []
     for i, c in enumerate(cands):
-        last, first = c.last, c.first
-        turns = {m.turn for m in c.mentions}
-        f = {
-            "role_user": float(last.role == "user"),
-            "turns_back": msg_index - last.turn,
-            "exchanges_back": exchanges_back(last.turn),
-            "first_turns_back": msg_index - first.turn,
-            "n_mentions": len(c.mentions),
-            "n_turns": len(turns),
-            "in_prev_user": float(prev_user is not None and prev_user.index in turns),
-            "in_prev_answer": float(prev_answer is not None and prev_answer.index in turns),
-            "in_prev_answer_first": float(any(m.turn == (prev_answer.index if prev_answer else -1)
-                                              and m.sentence == 0 for m in c.mentions)),
-            "answer_sentence_idx": min((m.sentence for m in c.mentions if m.role == "assistant"),
-                                       default=-1),
-            "in_opening": float(opening is not None and opening.index in turns),
-            "in_list": float(any(m.in_list for m in c.mentions)),
-            "user_mentions": sum(1 for m in c.mentions if m.role == "user"),
+        mentions = c.mentions
+        # one pass over the mentions for everything they decide
+        last = first = mentions[0]
+        turns = set()
+        first_sentence = in_list = first_chunk = False
+        answer_sentence = -1
+        user_mentions = 0
+        for m in mentions:
+            turns.add(m.turn)
+            if (m.turn, -m.sentence) > (last.turn, -last.sentence):
+                last = m
+            if (m.turn, m.sentence) < (first.turn, first.sentence):
+                first = m
+            if m.turn == prev_answer_index and m.sentence == 0:
+                first_sentence = True
+            if m.role == "assistant":
+                if answer_sentence < 0 or m.sentence < answer_sentence:
+                    answer_sentence = m.sentence
+            else:
+                user_mentions += 1
+            in_list = in_list or m.in_list
             # the first noun chunk of a sentence is where it names its subject ("Fleet
             # Foxes — Formation", "What is Chattanooga famous for?")
-            "first_chunk": float(any(m.position == 0 for m in c.mentions)),
-            "last_position": last.position,
-            "in_prev_rewrite": float(prev_rw is not None and c.key <= prev_rw),
-            "carried_by_prev": float(prev_rw is not None and c.key <= prev_rw and not c.key <= prev_raw),
-            "carried_count": sum(1 for rw, raw in rewrites if c.key <= rw and not c.key <= raw),
-            "n_words": c.words,
-            "n_key": len(c.key),
-            "capitalised": float(c.capitalised),
-            "has_digit": float(any(ch.isdigit() for ch in c.text)),
-            "lone_participle": float(c.words == 1 and c.text.islower()
-                                     and c.text.endswith(("ed", "ing"))),
-            "frac_in_message": len(c.key & sig.key) / len(c.key),
-            "sim_sent_msg": float(sims[i]),
-            "sim_sent_last": overlap(s_keys[last.sentence_text], sig.key),
-            "rank_sim": float(rank_sim[i]),
-            "rank_recency": float(i),
-            "sim_margin": best - float(sims[i]),
-        }
-        rows[i, cand_cols] = [f[name] for name in cand_names]
+            first_chunk = first_chunk or m.position == 0
+        key = c.key
+        in_prev_rw = prev_rw is not None and key <= prev_rw
+        text = c.text
+        words = len(text.split())
+        sim = float(sims[i])
+        cand_rows.append((
+            float(last.role == "user"),
+            msg_index - last.turn,
+            n_users - bisect.bisect_left(user_idx, last.turn),
+            msg_index - first.turn,
+            len(mentions),
+            len(turns),
+            float(prev_user_index in turns),
+            float(prev_answer is not None and prev_answer_index in turns),
+            float(first_sentence),
+            answer_sentence,
+            float(opening_index in turns),
+            float(in_list),
+            user_mentions,
+            float(first_chunk),
+            last.position,
+            float(in_prev_rw),
+            float(in_prev_rw and not key <= prev_raw),
+            sum(1 for rw, raw in rewrites if key <= rw and not key <= raw) if rewrites else 0,
+            words,
+            len(key),
+            float(c.capitalised),
+            float(any(ch.isdigit() for ch in text)),
+            float(words == 1 and text.islower() and text.endswith(("ed", "ing"))),
+            len(key & sig.key) / len(key),
+            sim,
+            sent_sim[last.sentence_text],
+            float(rank_sim[i]),
+            float(i),
+            best - sim,
+        ))
+    rows[:, cand_cols] = cand_rows
     return rows
