@@ -110,3 +110,18 @@ def test_a_session_embeds_each_user_turn_once_and_no_answer() -> None:
         s.user(u)
         s.assistant(answer)
     assert enc.calls == users
+
+
+def test_a_phrase_the_pronoun_cannot_take_is_declined_in_the_trace() -> None:
+    # the gate passes everything at threshold 0; "he" cannot be "controversy"
+    hist = [HistoryTurn(1, "user", "What was the controversy about the singer?"),
+            HistoryTurn(2, "assistant", "The controversy began with an assault charge in 2003.")]
+    res = default_resolver().resolve("Did he plead guilty?", hist, threshold=0.0)
+    assert res.scored[0].text == "controversy"
+    assert res.query == "Did he plead guilty?" and res.carried == ()
+    assert "controversy" in str(res.trace()["declined"])
+    named = [HistoryTurn(1, "user", "Tell me about Jack White."),
+             HistoryTurn(2, "assistant", "Jack White is a guitarist. The controversy began with "
+                                         "an assault charge in 2003.")]
+    ok = default_resolver().resolve("Did he plead guilty?", named, threshold=0.0)
+    assert ok.carried[0] == "Jack White" and "declined" not in ok.trace()

@@ -35,3 +35,19 @@ def test_the_message_is_never_cut() -> None:
     msg = "Why did it stop, and what did the critics say?"
     q, _ = realize(msg, ["the tour", "1969"])
     assert "what did the critics say" in q and "the tour" in q and "1969" in q
+
+
+def test_a_personal_pronoun_is_not_replaced_by_a_common_noun() -> None:
+    # "he" refers to a person: a phrase with no capitalised word cannot name one, and
+    # attaching it instead would add the same wrong word, so nothing is carried
+    assert realize("Did he plead guilty to the charge?", ["controversy"]) == (
+        "Did he plead guilty to the charge?", [])
+    assert realize("What are his best known works?", ["surrealism", "Dali"]) == (
+        "What are his best known works?", [])
+    assert realize("Where did she study?", ["Marie Curie"]) == ("Where did Marie Curie study?",
+                                                                ["Marie Curie"])
+
+
+def test_it_and_they_take_any_phrase() -> None:
+    assert realize("Why are they banned?", ["steroids"])[0] == "Why are steroids banned?"
+    assert realize("Is it contagious?", ["strep throat"])[0] == "Is strep throat contagious?"

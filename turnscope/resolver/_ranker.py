@@ -64,12 +64,18 @@ class Resolution:
     #: message needs it (carried when it and the ones before it clear the threshold)
     scored: tuple[ScoredCandidate, ...]
     threshold: float
+    #: why phrases the gate passed were not carried (the grammar did not allow them)
+    declined: str | None = None
 
     def trace(self, top: int = 5) -> dict[str, object]:
-        return {"threshold": round(self.threshold, 4),
-                "candidates": [{"text": c.text, "score": round(c.score, 4), "turn": c.turn,
-                                "role": c.role} for c in self.scored[:top]],
-                "carried": list(self.carried)}
+        out: dict[str, object] = {
+            "threshold": round(self.threshold, 4),
+            "candidates": [{"text": c.text, "score": round(c.score, 4), "turn": c.turn,
+                            "role": c.role} for c in self.scored[:top]],
+            "carried": list(self.carried)}
+        if self.declined:
+            out["declined"] = self.declined
+        return out
 
 
 def scope_history(history: Sequence[HistoryTurn], turns: int = DEFAULT_HISTORY_TURNS) -> list[HistoryTurn]:
@@ -210,10 +216,13 @@ class Resolver:
         gate = np.asarray(self._gate.predict(gate_rows(x, scores, short)), dtype=np.float64) \
             if short else np.zeros(0)
         n = carried_count(gate, t, self.max_carried)
-        query, carried = realize(message, [cands[i].text for i in short[:n]])
+        passed = [cands[i].text for i in short[:n]]
+        query, carried = realize(message, passed)
+        declined = (f"{passed[0]!r} cannot stand for the personal pronoun of the message"
+                    if passed and not carried else None)
         scored = tuple(ScoredCandidate(cands[i].text, float(gate[r]), cands[i].last.turn,
                                        cands[i].last.role) for r, i in enumerate(short))
-        return Resolution(query, tuple(carried), scored, t)
+        return Resolution(query, tuple(carried), scored, t, declined)
 
 
 def session_shift(state: Any, index: int, text: str, resolver: Resolver | None = None) -> float:
