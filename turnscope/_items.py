@@ -46,6 +46,15 @@ class ScreenModel(BaseModel):
     site: str | None = None
 
 
+#: what the service's text checks accept, as an OpenAPI document states it (JSON Schema
+#: patterns): at least one visible character and no control character (tab and line
+#: breaks are fine); and any text with no control character. They document; the checks
+#: themselves (``turnscope.service``) name the fault in their message
+_NO_CONTROL = r"[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]*"
+TEXT_PATTERN = rf"^{_NO_CONTROL}[^\s\x00-\x1f\x7f-\x9f]{_NO_CONTROL}$"
+PLAIN_PATTERN = rf"^{_NO_CONTROL}$"
+
+
 class TurnModel(BaseModel):
     model_config = ConfigDict(extra="ignore")
     role: Literal["user", "assistant"]
@@ -57,10 +66,10 @@ class FollowUpItem(BaseModel):
     """One follow-up item. Extra fields are kept (``model_extra``) and otherwise ignored."""
 
     model_config = ConfigDict(extra="allow")
-    id: str
+    id: str = Field(json_schema_extra={"pattern": PLAIN_PATTERN})
     lang: str | None = None
     prefix: list[TurnModel] = Field(default_factory=list)
-    follow_up: str = Field(min_length=1)
+    follow_up: str = Field(min_length=1, json_schema_extra={"pattern": TEXT_PATTERN})
     screen: ScreenModel | None = None
     gold: list[str] = Field(default_factory=list)
     reference_type: str | None = None

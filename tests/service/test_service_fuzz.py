@@ -78,3 +78,17 @@ def test_openapi_document_names_every_endpoint(keyed_server: ServiceProcess) -> 
     assert body["schema"]["$ref"] == "#/components/schemas/TurnIn"
     assert doc["components"]["schemas"]["TurnIn"]["properties"]["role"]["enum"] == ["user", "assistant"]
     assert "ErrorBody" in doc["components"]["schemas"]
+
+
+def test_if_match_is_documented_as_a_version_string(keyed_server: ServiceProcess) -> None:
+    # a header has no null: the document states a string of the form the server accepts
+    import re
+
+    import httpx
+
+    doc = httpx.get(keyed_server.base_url + "/openapi.json").json()
+    params = doc["paths"]["/v1/sessions/{session_id}/turns"]["post"]["parameters"]
+    schema = next(p for p in params if p["name"] == "If-Match")["schema"]
+    assert schema["type"] == "string" and "anyOf" not in schema
+    assert all(re.fullmatch(schema["pattern"], v) for v in ('3', '"3"', 'W/"12"'))
+    assert not any(re.fullmatch(schema["pattern"], v) for v in ("null", "", "three", '"-1"'))

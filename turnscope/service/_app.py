@@ -56,6 +56,17 @@ __all__ = ["create_app", "app_from_env"]
 
 logger = logging.getLogger("turnscope.service")
 
+#: the If-Match values ``add_turn`` accepts, as the OpenAPI document states them (a
+#: version number, quoted or not, optionally weak)
+IF_MATCH_PATTERN = r'^(W/)?"?[0-9]{1,9}"?$'
+
+
+def _if_match_schema(schema: dict[str, Any]) -> None:
+    # an absent header is how a client says "no condition": a header has no null value,
+    # so the document states a string (clients that send "null" get a 422)
+    schema.pop("anyOf", None)
+    schema.update(type="string", pattern=IF_MATCH_PATTERN)
+
 #: past the size limit a body is still read (and thrown away) up to this many bytes, so
 #: the client gets to read its 413 instead of a connection reset mid-upload
 _DRAIN_CAP = 64 * 1024 * 1024
@@ -228,7 +239,8 @@ def create_app(config: ServiceConfig | None = None, *, store: SessionStore | Non
               summary="Add a turn")
     async def add_turn(request: Request, session_id: str,
                        if_match: str | None = Header(default=None, alias="If-Match", description=(
-                           "answer 409 unless the session is at this version (its number of turns)"))
+                           "answer 409 unless the session is at this version (its number of turns)"),
+                           json_schema_extra=_if_match_schema)
                        ) -> JSONResponse:
         tenant = await authenticate(request)
         turn = validate_model(TurnIn, await read_json(request))

@@ -13,8 +13,9 @@ import re
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.config import JsonDict
 
-from turnscope._items import FollowUpItem
+from turnscope._items import PLAIN_PATTERN, TEXT_PATTERN, FollowUpItem
 from turnscope.service._exceptions import BadRequest, InvalidField
 
 __all__ = [
@@ -44,13 +45,18 @@ M = TypeVar("M", bound=BaseModel)
 _BAD_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
+#: a screen field as the document states it: any text without control characters, or null
+_SCREEN_FIELD: JsonDict = {"anyOf": [{"type": "string", "pattern": PLAIN_PATTERN},
+                           {"type": "null"}]}
+
+
 class ScreenIn(BaseModel):
     """What the user is looking at (SPEC section 4 ``screen``)."""
 
     model_config = ConfigDict(extra="ignore", strict=True)
-    page_title: str | None = None
-    page_url: str | None = None
-    site: str | None = None
+    page_title: str | None = Field(default=None, json_schema_extra=_SCREEN_FIELD)
+    page_url: str | None = Field(default=None, json_schema_extra=_SCREEN_FIELD)
+    site: str | None = Field(default=None, json_schema_extra=_SCREEN_FIELD)
 
 
 class TurnIn(BaseModel):
@@ -60,7 +66,9 @@ class TurnIn(BaseModel):
                               json_schema_extra={"example": {"role": "user",
                                                              "content": "What's the uptime SLA on the second one?"}})
     role: Literal["user", "assistant"]
-    content: str
+    content: str = Field(json_schema_extra={"pattern": TEXT_PATTERN, "minLength": 1},
+                         description="the turn's text: at least one visible character, no "
+                                     "control characters (tab and line breaks are fine)")
     screen: ScreenIn | None = None
 
 
