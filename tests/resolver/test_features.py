@@ -95,10 +95,10 @@ def test_mention_features_follow_the_candidates_own_mentions() -> None:
 
 def test_every_feature_column_is_written() -> None:
     # message features are broadcast, candidate features per row: together, every column
-    from turnscope.resolver._features import _CANDIDATE_FEATURES
+    from turnscope.resolver._features import _CANDIDATE_FEATURES, _MESSAGE_FEATURES
 
-    assert len(set(_CANDIDATE_FEATURES)) == len(_CANDIDATE_FEATURES)
-    assert set(_CANDIDATE_FEATURES) <= set(FEATURES)
+    assert len(set(FEATURES)) == len(FEATURES)
+    assert FEATURES == _CANDIDATE_FEATURES + _MESSAGE_FEATURES
     x = featurize("Is it safe?", HISTORY, candidates(HISTORY), _embed, shift=0.25)
     assert not np.isnan(x).any()
     assert x[0, FEATURES.index("shift_prob")] == np.float32(0.25)

@@ -77,7 +77,8 @@ _CAP = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z0-9\-]+")
 _PIVOT = re.compile(r"\b(?:different|unrelated|another|separate|new)\s+(?:question|topic|subject|thing)\b|"
                     r"\b(?:switching|changing)\s+(?:gears|topics?|subjects?)\b|\bon\s+another\s+note\b", re.I)
 
-FEATURES: tuple[str, ...] = (
+#: the features of the candidate itself, in the order ``featurize`` computes them
+_CANDIDATE_FEATURES: tuple[str, ...] = (
     # where and how often
     "role_user", "turns_back", "exchanges_back", "first_turns_back", "n_mentions", "n_turns",
     "in_prev_user", "in_prev_answer", "in_prev_answer_first", "answer_sentence_idx",
@@ -88,7 +89,9 @@ FEATURES: tuple[str, ...] = (
     "n_words", "n_key", "capitalised", "has_digit", "lone_participle", "frac_in_message",
     # similarity
     "sim_sent_msg", "sim_sent_last", "rank_sim", "rank_recency", "sim_margin",
-    # the message
+)
+#: the message's features: the same on every candidate row of a message
+_MESSAGE_FEATURES: tuple[str, ...] = (
     "msg_anaphor", "msg_dem_pron", "msg_dem_np", "msg_one", "msg_ordinal", "msg_continue",
     "msg_wh", "msg_pivot", "msg_words", "msg_key", "msg_new_key", "msg_new_caps",
     "cue_bridging", "cue_ellipsis", "cue_pronoun", "cue_type", "ref_immediate",
@@ -97,18 +100,8 @@ FEATURES: tuple[str, ...] = (
     # the learned topic-shift detector's probability for this message
     "shift_prob",
 )
-
-
-#: the features of the candidate itself, in the order ``featurize`` computes them (the
-#: others are the message's, the same for every candidate of a message)
-_CANDIDATE_FEATURES: tuple[str, ...] = (
-    "role_user", "turns_back", "exchanges_back", "first_turns_back", "n_mentions", "n_turns",
-    "in_prev_user", "in_prev_answer", "in_prev_answer_first", "answer_sentence_idx",
-    "in_opening", "in_list", "user_mentions", "first_chunk", "last_position",
-    "in_prev_rewrite", "carried_by_prev", "carried_count",
-    "n_words", "n_key", "capitalised", "has_digit", "lone_participle", "frac_in_message",
-    "sim_sent_msg", "sim_sent_last", "rank_sim", "rank_recency", "sim_margin",
-)
+#: the model's columns, in the order it was trained on
+FEATURES: tuple[str, ...] = _CANDIDATE_FEATURES + _MESSAGE_FEATURES
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,8 +260,8 @@ def featurize(message: str, history: Sequence[HistoryTurn], cands: Sequence[Cand
         "shift_prob": shift,
     }
     rows = np.zeros((n, len(FEATURES)), dtype=np.float32)
-    rows[:, [FEATURES.index(k) for k in msg]] = [msg[k] for k in msg]
-    cand_cols = [FEATURES.index(name) for name in _CANDIDATE_FEATURES]
+    n_cand = len(_CANDIDATE_FEATURES)  # FEATURES: the candidate's columns, then the message's
+    rows[:, n_cand:] = [msg[k] for k in _MESSAGE_FEATURES]
     prev_user_index = prev_user.index if prev_user is not None else None
     prev_answer_index = prev_answer.index if prev_answer is not None else -1
     opening_index = opening.index if opening is not None else None
@@ -336,5 +329,5 @@ def featurize(message: str, history: Sequence[HistoryTurn], cands: Sequence[Cand
             float(i),
             best - sim,
         ))
-    rows[:, cand_cols] = cand_rows
+    rows[:, :n_cand] = cand_rows
     return rows
