@@ -205,6 +205,9 @@ def featurize(message: str, history: Sequence[HistoryTurn], cands: Sequence[Cand
     user_idx = [t.index for t in users]
 
     rewrites = [(key_of(u.rewrite), key_of(u.text)) for u in users if u.rewrite]
+    # the rewrites that added a word: only they can have carried a candidate (most of a
+    # session's own rewrites add none, and every candidate is checked against each)
+    carrying = [(rw, raw, rw - raw) for rw, raw in rewrites if rw - raw]
     prev_rw = key_of(prev_user.rewrite) if prev_user is not None and prev_user.rewrite else None
     prev_raw = key_of(prev_user.text) if prev_user is not None else frozenset()
 
@@ -316,7 +319,8 @@ def featurize(message: str, history: Sequence[HistoryTurn], cands: Sequence[Cand
             last.position,
             float(in_prev_rw),
             float(in_prev_rw and not key <= prev_raw),
-            sum(1 for rw, raw in rewrites if key <= rw and not key <= raw) if rewrites else 0,
+            sum(1 for rw, raw, added in carrying if key & added and key <= rw and not key <= raw)
+            if carrying else 0,
             words,
             len(key),
             float(c.capitalised),
