@@ -205,7 +205,11 @@ class Resolver:
             return [], np.zeros(0), np.zeros((0, len(FEATURES)), dtype=np.float32)
         p = self.shift(message, history) if shift is None else shift
         x = featurize(message, hist, cands, self.embedder.query, p)
-        return cands, np.asarray(self._booster.predict(x), dtype=np.float64), x
+        # one thread: a message's hundred rows cost less than starting a thread team, and a
+        # team contends with the e5 engine's own OpenMP threads, which spin on the other
+        # core for a while after each embedding (two OpenMP runtimes: ~9 ms an exchange
+        # in benchmarks/resolver_cost.py)
+        return cands, np.asarray(self._booster.predict(x, num_threads=1), dtype=np.float64), x
 
     def resolve(self, message: str, history: Sequence[HistoryTurn], *,
                 threshold: float | None = None, shift: float | None = None) -> Resolution:
@@ -213,7 +217,8 @@ class Resolver:
         t = self.threshold if threshold is None else threshold
         cands, scores, x = self._score(message, history, shift)
         short = shortlist([c.key for c in cands], scores)
-        gate = np.asarray(self._gate.predict(gate_rows(x, scores, short)), dtype=np.float64) \
+        gate = np.asarray(self._gate.predict(gate_rows(x, scores, short), num_threads=1),
+                          dtype=np.float64) \
             if short else np.zeros(0)
         n = carried_count(gate, t, self.max_carried)
         passed = [cands[i].text for i in short[:n]]
