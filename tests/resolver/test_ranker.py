@@ -125,3 +125,21 @@ def test_a_phrase_the_pronoun_cannot_take_is_declined_in_the_trace() -> None:
                                          "an assault charge in 2003.")]
     ok = default_resolver().resolve("Did he plead guilty?", named, threshold=0.0)
     assert ok.carried[0] == "Jack White" and "declined" not in ok.trace()
+
+
+def test_a_section_heading_is_not_a_name() -> None:
+    from turnscope.resolver import candidates
+    from turnscope.resolver._ranker import may_name
+
+    hist = [HistoryTurn(1, "user", "Bill W. — Marriage, work, and alcoholism"),
+            HistoryTurn(2, "user", "Who was he married to?"),
+            HistoryTurn(3, "assistant", "He married Lois Burnham in 1918. Marriage suited him.")]
+    assert {c.text: may_name(c) for c in candidates(hist[:1])} == {"Marriage": False,
+                                                                  "alcoholism": False}
+    heading = [HistoryTurn(1, "user", "Tell me about Van Morrison — Influence")]
+    assert {c.text: may_name(c) for c in candidates(heading)} == {"Influence": False,
+                                                                 "Van Morrison": True}
+    # capitalised again at the start of a sentence of the answer: it may be a name there
+    merged = {c.text.lower(): may_name(c) for c in candidates(hist)}
+    assert merged["marriage"] is True and merged["lois burnham"] is True
+    assert may_name(next(c for c in candidates(hist) if c.text == "alcoholism")) is False

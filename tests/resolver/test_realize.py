@@ -51,3 +51,12 @@ def test_a_personal_pronoun_is_not_replaced_by_a_common_noun() -> None:
 def test_it_and_they_take_any_phrase() -> None:
     assert realize("Why are they banned?", ["steroids"])[0] == "Why are steroids banned?"
     assert realize("Is it contagious?", ["strep throat"])[0] == "Is strep throat contagious?"
+
+
+def test_what_the_caller_knows_of_a_name_decides() -> None:
+    # "Influence" is capitalised only as a section heading: the resolver says it is no name
+    assert realize("Who did he perform with?", ["Influence"], [False]) == (
+        "Who did he perform with?", [])
+    assert realize("Who did he perform with?", ["Van Morrison"], [True])[0] == \
+        "Who did Van Morrison perform with?"
+    assert realize("Is it popular?", ["Influence"], [False])[0] == "Is Influence popular?"

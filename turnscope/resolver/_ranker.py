@@ -19,6 +19,7 @@ nothing is the default: a phrase is carried only when the gate says so.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,7 +36,7 @@ from turnscope.resolver._features import FEATURES, featurize
 from turnscope.resolver._realize import realize
 
 __all__ = ["DEFAULT_HISTORY_TURNS", "GATE_EXTRA", "Resolution", "Resolver", "ScoredCandidate",
-           "carried_count", "default_resolver", "gate_rows", "history_of", "ranked_for",
+           "carried_count", "default_resolver", "may_name", "gate_rows", "history_of", "ranked_for",
            "scope_history", "session_shift", "shift_threshold", "shortlist"]
 
 #: turns of history the ranker reads besides the conversation's opening turn (the
@@ -119,6 +120,33 @@ def gate_rows(x: np.ndarray, scores: np.ndarray, short: Sequence[int]) -> np.nda
                  float(scores[i]) - nxt, n_above]
         rows.append(np.concatenate([x[i], np.asarray(extra, dtype=np.float32)]))
     return np.stack(rows).astype(np.float32)
+
+
+#: a dash that separates a page title from a section heading ("Van Morrison — Influence"):
+#: the heading's first word is capitalised by convention, as a sentence's is
+_HEADING_DASH = re.compile(r"\s[—–]\s*$")
+
+
+def may_name(candidate: Candidate) -> bool:
+    """Whether a phrase can name someone: capitalised somewhere other than as the first word
+    of a section heading ("Bill W. — Marriage, work, and alcoholism" does not make
+    "Marriage" a name). A capital inside the phrase ("Jack White") always counts.
+
+    >>> from turnscope.resolver import HistoryTurn, candidates
+    >>> h = [HistoryTurn(1, "user", "Van Morrison — Influence")]
+    >>> {c.text: may_name(c) for c in candidates(h)}
+    {'Influence': False, 'Van Morrison': True}
+    """
+    words = candidate.text.split()
+    if not any(w[:1].isupper() for w in words):
+        return False
+    if any(w[:1].isupper() for w in words[1:]):
+        return True
+    for m in candidate.mentions:
+        at = m.sentence_text.find(candidate.text)
+        if at < 0 or not _HEADING_DASH.search(m.sentence_text[:at]):
+            return True  # capitalised elsewhere (or written another way): it may be a name
+    return False
 
 
 def carried_count(gate: np.ndarray, threshold: float, max_carried: int) -> int:
@@ -222,7 +250,7 @@ class Resolver:
             if short else np.zeros(0)
         n = carried_count(gate, t, self.max_carried)
         passed = [cands[i].text for i in short[:n]]
-        query, carried = realize(message, passed)
+        query, carried = realize(message, passed, [may_name(cands[i]) for i in short[:n]])
         declined = (f"{passed[0]!r} cannot stand for the personal pronoun of the message"
                     if passed and not carried else None)
         scored = tuple(ScoredCandidate(cands[i].text, float(gate[r]), cands[i].last.turn,

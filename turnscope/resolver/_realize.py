@@ -13,7 +13,9 @@ so it cannot turn into a fragment of an answer.
 
 Grammar decides whether the top phrase may stand for the pronoun at all: "he",
 "him", "his" and "she" refer to a person, and a phrase with no capitalised word
-("controversy", "global warming") cannot name one. Then nothing is carried: on the
+("controversy", "global warming") cannot name one; nor can a word capitalised only
+because it opens a section heading ("Van Morrison — Influence": the resolver passes
+what it knows of where each phrase was capitalised). Then nothing is carried: on the
 development sets every such rewrite put a wrong word in the query ("Did controversy
 plead guilty to the charge?", 6 of 7; the seventh added nothing the human rewrite
 needed), and attaching the phrase instead would add the same wrong word.
@@ -54,8 +56,12 @@ def _pronoun(message: str) -> re.Match[str] | None:
     return min(hits, key=lambda m: m.start()) if hits else None
 
 
-def can_stand_for(phrase: str, pronoun: str) -> bool:
+def can_stand_for(phrase: str, pronoun: str, *, name: bool | None = None) -> bool:
     """Whether ``phrase`` agrees with ``pronoun``: a personal pronoun needs a name.
+
+    ``name`` says whether the phrase can name someone when the caller knows more than its
+    text (where it was capitalised: :func:`turnscope.resolver._ranker.may_name`); without
+    it, a capitalised word decides.
 
     >>> can_stand_for("Jack White", "he"), can_stand_for("controversy", "he")
     (True, False)
@@ -64,10 +70,12 @@ def can_stand_for(phrase: str, pronoun: str) -> bool:
     """
     if pronoun.lower() not in _PERSONAL:
         return True
+    if name is not None:
+        return name
     return any(w[:1].isupper() for w in phrase.split())
 
 
-def realize(message: str, carried: Sequence[str]) -> tuple[str, list[str]]:
+def realize(message: str, carried: Sequence[str], names: Sequence[bool] | None = None) -> tuple[str, list[str]]:
     """The query and the carried phrases in the order they appear in it.
 
     >>> realize("How deadly is it?", ["lobular carcinoma"])
@@ -84,7 +92,7 @@ def realize(message: str, carried: Sequence[str]) -> tuple[str, list[str]]:
         return text, []
     rest = list(carried)
     m = _pronoun(text)
-    if m is not None and not can_stand_for(rest[0], m.group("w")):
+    if m is not None and not can_stand_for(rest[0], m.group("w"), name=names[0] if names else None):
         return text, []
     if m is not None:
         phrase = rest.pop(0)
