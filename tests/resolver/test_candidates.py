@@ -86,3 +86,17 @@ def test_candidates_of_the_same_turns_are_built_anew_each_time() -> None:
     again = candidates(hist)
     assert [c.text for c in again] == ["lobular carcinoma", "Ductal carcinoma", "breast cancer", "types"]
     assert all(c.mentions for c in again)
+
+
+def test_a_name_with_an_accent_is_one_phrase() -> None:
+    # an ASCII word class cut "González" into "Gonz" and "lez": a fragment in the query
+    texts = [c.text for c in candidates([HistoryTurn(1, "user", "Juan González (baseball) — Biography"),
+                                         HistoryTurn(2, "assistant", "He grew up near São Paulo.")])]
+    assert "Juan González" in texts and "São Paulo" in texts
+    assert not any(t in ("Juan Gonz", "lez", "S", "o Paulo") for t in texts)
+
+
+def test_other_scripts_do_not_become_one_long_word() -> None:
+    texts = [c.text for c in candidates([HistoryTurn(1, "user", "東京タワーの高さは？ Tokyo Tower is tall")])]
+    assert "Tokyo Tower" in texts
+    assert all(t.isascii() for t in texts)  # the Japanese is not read as a word

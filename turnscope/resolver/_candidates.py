@@ -41,7 +41,11 @@ _BREAK = (STOP_WORDS | DETERMINERS | PRONOUNS | PREPOSITIONS | AUXILIARIES | CON
           | WH_WORDS | ADVERBS)
 #: words that may join two capitalised parts of one name
 _NAME_GLUE = frozenset("of and de the du von van da la le del for on".split())
-_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-]*(?:['’]s)?|[^\sA-Za-z0-9]")
+#: letters of Latin script (ASCII, Latin-1 and Latin Extended-A/B, without × and ÷): a name
+#: with an accent is one word ("Salvador Dalí", "Juan González"), where an ASCII class cut
+#: it into a fragment ("Juan Gonz"); other scripts are not read (the ranker is English)
+_LATIN = "A-Za-z0-9\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f"
+_TOKEN = re.compile(rf"[{_LATIN}][{_LATIN}\-]*(?:['’]s)?|[^\s{_LATIN}]")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+|(?<=:)\s+(?=[A-Z])")
 _LIST_LINE = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 #: the longest chunk kept whole; longer runs are sentence fragments, not phrases
