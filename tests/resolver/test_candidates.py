@@ -100,3 +100,19 @@ def test_other_scripts_do_not_become_one_long_word() -> None:
     texts = [c.text for c in candidates([HistoryTurn(1, "user", "東京タワーの高さは？ Tokyo Tower is tall")])]
     assert "Tokyo Tower" in texts
     assert all(t.isascii() for t in texts)  # the Japanese is not read as a word
+
+
+def test_a_name_keeps_words_that_are_also_function_words_or_verbs() -> None:
+    # a capitalised word inside a name belongs to it ("May", "He", "Show"), a name may open
+    # a heading ("Bill W.", "Talking Heads"), and an initial stays in its name
+    def texts(t: str) -> list[str]:
+        return [c.text for c in candidates([HistoryTurn(1, "user", t)])]
+
+    assert "Bill W" in texts("Bill W. — Marriage, work, and alcoholism")
+    assert "Talking Heads" in texts("Talking Heads — 1981-1991: Height of commercial success")
+    assert "Zheng He" in texts("Zheng He — Early life and family")
+    assert "James May" in texts("What did James May present?")
+    assert "Daily Show" in texts("Who hosted The Daily Show?")
+    # sentence-initial verbs and question words still open nothing
+    assert texts("Tell me about sharks.") == ["sharks"]
+    assert texts("Is it safe for children?") == ["children", "safe"]

@@ -134,8 +134,8 @@ def test_a_section_heading_is_not_a_name() -> None:
     hist = [HistoryTurn(1, "user", "Bill W. — Marriage, work, and alcoholism"),
             HistoryTurn(2, "user", "Who was he married to?"),
             HistoryTurn(3, "assistant", "He married Lois Burnham in 1918. Marriage suited him.")]
-    assert {c.text: may_name(c) for c in candidates(hist[:1])} == {"Marriage": False,
-                                                                  "alcoholism": False}
+    assert {c.text: may_name(c) for c in candidates(hist[:1])} == {
+        "Bill W": True, "Marriage": False, "alcoholism": False}
     heading = [HistoryTurn(1, "user", "Tell me about Van Morrison — Influence")]
     assert {c.text: may_name(c) for c in candidates(heading)} == {"Influence": False,
                                                                  "Van Morrison": True}

@@ -182,11 +182,20 @@ def _chunks(sentence: str, max_words: int) -> list[tuple[str, bool]]:
             run.append(word)  # "Aspire 5", "Model 3": a number inside a name
             caps.append(False)
             continue
-        if lw in _BREAK or (not capital and _is_verb(word)) or len(word) < 2:
+        nxt = toks[i + 1] if i + 1 < len(toks) else ""
+        # inside a name a capitalised word belongs to it, whatever it is in lower case
+        # ("James May", "Zheng He", "The Daily Show"), and so does an initial ("Bill W.")
+        in_name = capital and bool(run) and caps[-1] and lw != "i"
+        # a name may open a sentence or a heading: a capitalised word before another one is
+        # its first word, not a verb ("Bill W. — Marriage", "Talking Heads — 1981-1991")
+        opens_name = (not capital and word[0].isupper() and nxt[:1].isupper() and nxt[:1].isalpha()
+                      and lw not in _BREAK)
+        if not in_name and (lw in _BREAK or (not capital and not opens_name and _is_verb(word))
+                            or len(word) < 2):
             flush()
             continue
         run.append(word)
-        caps.append(capital or (word.isupper() and len(word) > 1))
+        caps.append(capital or opens_name or (word.isupper() and len(word) > 1))
         if tok != word:  # a possessive ends the phrase it belongs to
             flush()
     flush()
