@@ -50,7 +50,9 @@ class ScreenModel(BaseModel):
 #: patterns): at least one visible character and no control character (tab and line
 #: breaks are fine); and any text with no control character. They document; the checks
 #: themselves (``turnscope.service``) name the fault in their message
-_NO_CONTROL = r"[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]*"
+#: C0/C1 control characters other than tab, newline and carriage return (a regex class body)
+CONTROL_CHARS = r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"
+_NO_CONTROL = rf"[^{CONTROL_CHARS}]*"
 TEXT_PATTERN = rf"^{_NO_CONTROL}[^\s\x00-\x1f\x7f-\x9f]{_NO_CONTROL}$"
 PLAIN_PATTERN = rf"^{_NO_CONTROL}$"
 

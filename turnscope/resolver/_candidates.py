@@ -34,7 +34,8 @@ from turnscope.entities._lexicon import (
     predicate_word,
 )
 
-__all__ = ["Candidate", "HistoryTurn", "Mention", "candidates", "clear_text_caches", "key_of", "sentences"]
+__all__ = ["Candidate", "HistoryTurn", "Mention", "candidates", "clear_text_caches", "key_of", "may_name",
+           "sentences"]
 
 #: words that never start, end or sit inside a chunk (closed classes + frequent verbs)
 _BREAK = (STOP_WORDS | DETERMINERS | PRONOUNS | PREPOSITIONS | AUXILIARIES | CONJUNCTIONS
@@ -259,3 +260,30 @@ def candidates(history: Sequence[HistoryTurn], *, max_words: int = DEFAULT_MAX_W
                 cand.capitalised = True
             cand.mentions.append(mention)
     return list(by_key.values())
+
+
+#: a dash that separates a page title from a section heading ("Van Morrison — Influence"):
+#: the heading's first word is capitalised by convention, as a sentence's is
+_HEADING_DASH = re.compile(r"\s[—–]\s*$")
+
+
+def may_name(candidate: Candidate) -> bool:
+    """Whether a phrase can name someone: capitalised somewhere other than as the first word
+    of a section heading ("Bill W. — Marriage, work, and alcoholism" does not make
+    "Marriage" a name). A capital inside the phrase ("Jack White") always counts.
+
+    >>> from turnscope.resolver import HistoryTurn, candidates
+    >>> h = [HistoryTurn(1, "user", "Van Morrison — Influence")]
+    >>> {c.text: may_name(c) for c in candidates(h)}
+    {'Influence': False, 'Van Morrison': True}
+    """
+    words = candidate.text.split()
+    if not any(w[:1].isupper() for w in words):
+        return False
+    if any(w[:1].isupper() for w in words[1:]):
+        return True
+    for m in candidate.mentions:
+        at = m.sentence_text.find(candidate.text)
+        if at < 0 or not _HEADING_DASH.search(m.sentence_text[:at]):
+            return True  # capitalised elsewhere (or written another way): it may be a name
+    return False

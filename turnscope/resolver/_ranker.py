@@ -19,7 +19,6 @@ nothing is the default: a phrase is carried only when the gate says so.
 from __future__ import annotations
 
 import json
-import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from turnscope._exceptions import ConfigError
-from turnscope.resolver._candidates import Candidate, HistoryTurn, candidates, key_of
+from turnscope.resolver._candidates import Candidate, HistoryTurn, candidates, key_of, may_name
 from turnscope.resolver._embedcache import CachedEmbedder
 from turnscope.resolver._features import FEATURES, featurize
 from turnscope.resolver._realize import realize
@@ -120,33 +119,6 @@ def gate_rows(x: np.ndarray, scores: np.ndarray, short: Sequence[int]) -> np.nda
                  float(scores[i]) - nxt, n_above]
         rows.append(np.concatenate([x[i], np.asarray(extra, dtype=np.float32)]))
     return np.stack(rows).astype(np.float32)
-
-
-#: a dash that separates a page title from a section heading ("Van Morrison — Influence"):
-#: the heading's first word is capitalised by convention, as a sentence's is
-_HEADING_DASH = re.compile(r"\s[—–]\s*$")
-
-
-def may_name(candidate: Candidate) -> bool:
-    """Whether a phrase can name someone: capitalised somewhere other than as the first word
-    of a section heading ("Bill W. — Marriage, work, and alcoholism" does not make
-    "Marriage" a name). A capital inside the phrase ("Jack White") always counts.
-
-    >>> from turnscope.resolver import HistoryTurn, candidates
-    >>> h = [HistoryTurn(1, "user", "Van Morrison — Influence")]
-    >>> {c.text: may_name(c) for c in candidates(h)}
-    {'Influence': False, 'Van Morrison': True}
-    """
-    words = candidate.text.split()
-    if not any(w[:1].isupper() for w in words):
-        return False
-    if any(w[:1].isupper() for w in words[1:]):
-        return True
-    for m in candidate.mentions:
-        at = m.sentence_text.find(candidate.text)
-        if at < 0 or not _HEADING_DASH.search(m.sentence_text[:at]):
-            return True  # capitalised elsewhere (or written another way): it may be a name
-    return False
 
 
 def carried_count(gate: np.ndarray, threshold: float, max_carried: int) -> int:

@@ -60,7 +60,7 @@ def can_stand_for(phrase: str, pronoun: str, *, name: bool | None = None) -> boo
     """Whether ``phrase`` agrees with ``pronoun``: a personal pronoun needs a name.
 
     ``name`` says whether the phrase can name someone when the caller knows more than its
-    text (where it was capitalised: :func:`turnscope.resolver._ranker.may_name`); without
+    text (where it was capitalised: :func:`turnscope.resolver._candidates.may_name`); without
     it, a capitalised word decides.
 
     >>> can_stand_for("Jack White", "he"), can_stand_for("controversy", "he")

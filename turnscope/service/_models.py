@@ -15,7 +15,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.config import JsonDict
 
-from turnscope._items import PLAIN_PATTERN, TEXT_PATTERN, FollowUpItem
+from turnscope._items import CONTROL_CHARS, PLAIN_PATTERN, TEXT_PATTERN, FollowUpItem
 from turnscope.service._exceptions import BadRequest, InvalidField
 
 __all__ = [
@@ -42,7 +42,7 @@ M = TypeVar("M", bound=BaseModel)
 
 # C0/C1 control characters other than tab, newline and carriage return, and UTF-16
 # surrogates (JSON's "\ud800" decodes to one; it is not text and cannot be stored as UTF-8)
-_BAD_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+_BAD_CHARS = re.compile(rf"[{CONTROL_CHARS}\ud800-\udfff]")
 
 
 #: a screen field as the document states it: any text without control characters, or null
