@@ -60,3 +60,28 @@ def test_what_the_caller_knows_of_a_name_decides() -> None:
     assert realize("Who did he perform with?", ["Van Morrison"], [True])[0] == \
         "Who did Van Morrison perform with?"
     assert realize("Is it popular?", ["Influence"], [False])[0] == "Is Influence popular?"
+
+
+def test_a_plural_pronoun_stands_for_the_first_two_phrases() -> None:
+    # "their symptoms" after "throat cancer ... esophageal cancer" asks about both
+    assert realize("What's the difference in their symptoms?", ["throat cancer", "esophageal cancer"]) == (
+        "What's the difference in throat cancer and esophageal cancer's symptoms?",
+        ["throat cancer", "esophageal cancer"])
+    assert realize("How do they compare?", ["vegan", "vegetarian", "protein"])[0] == \
+        "How do vegan and vegetarian compare (protein)?"
+    # a singular pronoun takes one phrase; the others attach
+    assert realize("How is it treated?", ["lobular carcinoma", "LCIS"])[0] == \
+        "How is lobular carcinoma treated (LCIS)?"
+
+
+def test_a_phrase_another_carried_phrase_extends_goes() -> None:
+    # "binge drinking" says all that "drinking" says: the wider phrase takes its place
+    assert realize("Are there any benefits?", ["drinking", "binge drinking"]) == (
+        "Are there any benefits (binge drinking)?", ["binge drinking"])
+    assert realize("Why was it ended?", ["experiment", "BBC experiment"]) == (
+        "Why was BBC experiment ended?", ["BBC experiment"])
+    # what the caller knows of a name follows the phrase that is kept
+    assert realize("Did he resign?", ["Bill", "Bill Clinton"], [False, True])[0] == "Did Bill Clinton resign?"
+    # phrases that share a word but neither extends the other both stay
+    assert realize("Is it safe?", ["Milgram experiment", "Stanford experiment"])[0] == \
+        "Is Milgram experiment safe (Stanford experiment)?"

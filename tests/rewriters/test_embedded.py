@@ -99,6 +99,32 @@ def test_a_bare_ordinal_still_picks_from_a_coordination() -> None:
     assert has(q, "soy milk"), q
 
 
+ERAS = [("user", "How is the last half billion years of Earth's history divided?"),
+        ("assistant", "It comprises the Paleozoic, Mesozoic and Cenozoic Eras."),
+        ("user", "What grew on land back then?"),
+        ("assistant", "Early land plants included ferns, horsetails and mosses.")]
+
+
+def test_an_ordinal_counts_in_the_list_the_message_names() -> None:
+    # "three eras ... the first one": the first of three eras, not of the newest list
+    q = rewrite(ERAS, "You said there were three eras. What happened in the first one?", vocab=None)
+    assert has(q, "Paleozoic") and not has(q, "ferns"), q
+
+
+def test_a_bare_ordinal_walks_on_in_the_list_the_previous_turn_picked_from() -> None:
+    s = Session(resolver=None, vocabulary=None)
+    for role, text in ERAS:
+        s.add(role, text)
+    first = s.user("You said there were three eras. What happened in the first one?").query
+    s.add("assistant", "The Paleozoic saw the first fish, insects and forests.")
+    second = s.user("And the second?").query
+    s.add("assistant", "The Mesozoic was the age of reptiles.")
+    last = s.user("And the last?").query
+    assert has(first, "Paleozoic"), first
+    assert has(second, "Mesozoic") and not has(second, "insects"), second
+    assert has(last, "Cenozoic") and not has(last, "forests"), last
+
+
 # -- pronoun -------------------------------------------------------------------------
 
 def test_pronoun_it_takes_the_previous_subject() -> None:

@@ -5,6 +5,8 @@ Two moves, in order of preference:
 1. **substitute**: the first anaphoric pronoun ("it", "they", "them", "he", a
    demonstrative used as a pronoun) becomes the top phrase; a possessive ("its",
    "their", "his") becomes "<phrase>'s";
+   a plural one ("they", "them", "their") becomes the first two phrases joined by "and"
+   ("What's the difference in throat cancer and esophageal cancer's symptoms?");
 2. **attach**: any other carried phrase follows the message in parentheses,
    before its final punctuation ("What are the symptoms (lobular carcinoma)?").
 
@@ -19,12 +21,17 @@ what it knows of where each phrase was capitalised). Then nothing is carried: on
 development sets every such rewrite put a wrong word in the query ("Did controversy
 plead guilty to the charge?", 6 of 7; the seventh added nothing the human rewrite
 needed), and attaching the phrase instead would add the same wrong word.
+
+A carried phrase that another carried phrase extends goes: "binge drinking" says all
+that "drinking" says.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+
+from turnscope.resolver._candidates import key_of
 
 __all__ = ["can_stand_for", "realize"]
 
@@ -38,6 +45,7 @@ _DEM_FOLLOW = re.compile(r"\s*(?:[?.!,;]|$|is\b|are\b|was\b|were\b|do\b|does\b|d
 _END = re.compile(r"[\s?？.。!！]*$")
 #: pronouns that refer to a person (the antecedent must be able to name one)
 _PERSONAL = frozenset({"he", "him", "his", "she"})
+_PLURAL = frozenset({"they", "them", "their"})
 
 
 def _pronoun(message: str) -> re.Match[str] | None:
@@ -90,12 +98,15 @@ def realize(message: str, carried: Sequence[str], names: Sequence[bool] | None =
     text = message.strip()
     if not carried:
         return text, []
+    carried, names = _widest(carried, names)
     rest = list(carried)
     m = _pronoun(text)
     if m is not None and not can_stand_for(rest[0], m.group("w"), name=names[0] if names else None):
         return text, []
     if m is not None:
         phrase = rest.pop(0)
+        if m.group("w").lower() in _PLURAL and rest:
+            phrase = f"{phrase} and {rest.pop(0)}"
         if m.group("w").lower() in ("its", "their", "his"):
             phrase = phrase + "'s"
         if m.start() == 0 or re.search(r"[.!?]\s*$", text[: m.start()]):
@@ -107,3 +118,16 @@ def realize(message: str, carried: Sequence[str], names: Sequence[bool] | None =
         text = f"{text[:cut]} ({'; '.join(rest)}){text[cut:]}"
     order = sorted(carried, key=lambda p: text.find(p) if p in text else len(text))
     return text, order
+
+
+def _widest(carried: Sequence[str], names: Sequence[bool] | None) -> tuple[list[str], list[bool] | None]:
+    """The carried phrases without those another one extends; an extending phrase takes the
+    place of the first phrase it extends ("drinking", "binge drinking" -> "binge drinking")."""
+    keys = [key_of(p) for p in carried]
+    widest = [i for i, k in enumerate(keys) if not k or not any(k < o for o in keys)]
+    out: list[int] = []
+    for i, k in enumerate(keys):
+        pick = i if i in widest else next(j for j in widest if k < keys[j])
+        if pick not in out:
+            out.append(pick)
+    return [carried[i] for i in out], ([names[i] for i in out] if names is not None else None)

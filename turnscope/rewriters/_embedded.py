@@ -145,6 +145,9 @@ VERBS_TOO_COMMON = frozenset("have does make take need want work used using come
 _NUMBERED_REF = re.compile(r"(?:point|item|option|number|no\.?|#)\s*\d", re.IGNORECASE)
 _OF_THE_N = re.compile(r"\bof\s+the\s+(two|three|four|five|both)\b", re.IGNORECASE)
 _NUMBER_WORDS = {"two": 2, "both": 2, "three": 3, "four": 4, "five": 5}
+# the message names the list it counts in: "you mentioned three periods ... the first one"
+_COUNTED_KIND = re.compile(r"\b(two|three|four|five)\s+(?:(?:main|different|major|key)\s+)?([a-z]{3,}s)\b",
+                           re.IGNORECASE)
 _MOD_SUFFIXES = frozenset("level wide based side scoped only".split())
 _ADDITIVE = re.compile(r"\b(?:too|also|as\s+well|either|instead|same)\b|も[？?]?$|もそう", re.IGNORECASE)
 _OTHER_ONE = re.compile(r"\b(?:the\s+)?other\s+one\b", re.IGNORECASE)
@@ -528,6 +531,20 @@ class EmbeddedRewriter:
         same = [e for e in fits if {m.name.casefold() for m in e.items} == members]
         return min(same, key=lambda e: e.turn) if same else chosen
 
+    def _walked(self, state: ConversationState, index: int,
+                position: int) -> Enumeration | None:
+        """The list the previous user turn picked from by its position, if this ordinal can
+        go on in it: "What about the second?" after "the first one" walks the same list,
+        even when a newer answer brought lists of its own."""
+        earlier = [t.index for t in state.turns if t.role.value == "user" and t.index < index]
+        if not earlier:
+            return None
+        # from every list of the conversation, not only the scope's newest ones: a list the
+        # user picked from one turn ago is live, however many lists the answers since held
+        walked = [e for e in state.enumerations if e.explicit and len(e.items) >= abs(position)
+                  and state.enumeration_use.get(e.turn) == earlier[-1]]
+        return max(walked, key=lambda e: (e.numbered, len(e.items))) if walked else None
+
     # -- immediate references --------------------------------------------------------
     def _immediate(self, text: str, lang: str, scope: Scope, state: ConversationState, msg: object,
                    rules: list[str]) -> tuple[str, Mention | None]:
@@ -543,9 +560,17 @@ class EmbeddedRewriter:
             if span is not None:
                 start, end, ordinal = span
                 of_n = _OF_THE_N.search(text)
-                enum = self._enumeration(scope, ordinal.noun, ordinal.position or 3,
-                                         _NUMBER_WORDS[of_n.group(1).lower()] if of_n else None,
-                                         numbered=bool(_NUMBERED_REF.match(text[start:end])))
+                total = _NUMBER_WORDS[of_n.group(1).lower()] if of_n else None
+                noun = ordinal.noun
+                counted = _COUNTED_KIND.search(text) if noun is None and lang == "en" else None
+                if counted is not None:
+                    # "three periods ... the first one": the first of three periods
+                    total, noun = _NUMBER_WORDS[counted.group(1).lower()], counted.group(2)
+                enum = self._walked(state, msg.index, ordinal.position or 3) \
+                    if noun is None and total is None else None
+                if enum is None:
+                    enum = self._enumeration(scope, noun, ordinal.position or 3, total,
+                                             numbered=bool(_NUMBERED_REF.match(text[start:end])))
                 if enum is not None and ordinal.position == 0:
                     # "the middle one" of an odd-length list
                     ordinal = type(ordinal)((len(enum.items) + 1) // 2, ordinal.count,
