@@ -108,7 +108,7 @@ def test_a_name_keeps_words_that_are_also_function_words_or_verbs() -> None:
     def texts(t: str) -> list[str]:
         return [c.text for c in candidates([HistoryTurn(1, "user", t)])]
 
-    assert "Bill W" in texts("Bill W. — Marriage, work, and alcoholism")
+    assert "Bill W." in texts("Bill W. — Marriage, work, and alcoholism")
     assert "Talking Heads" in texts("Talking Heads — 1981-1991: Height of commercial success")
     assert "Zheng He" in texts("Zheng He — Early life and family")
     assert "James May" in texts("What did James May present?")
@@ -116,3 +116,13 @@ def test_a_name_keeps_words_that_are_also_function_words_or_verbs() -> None:
     # sentence-initial verbs and question words still open nothing
     assert texts("Tell me about sharks.") == ["sharks"]
     assert texts("Is it safe for children?") == ["children", "safe"]
+
+
+def test_an_initial_keeps_its_stop_and_its_name() -> None:
+    # the stop after an initial ends neither the sentence nor the name
+    h = _h(("assistant", "George W. Bush was elected in 2000. He served two terms."))
+    assert "George W. Bush" in {c.text for c in candidates(h)}
+    assert sentences("George W. Bush was elected in 2000. He served two terms.") == [
+        "George W. Bush was elected in 2000.", "He served two terms."]
+    # a stop after a whole word still ends the sentence
+    assert len(sentences("They toured Portugal. The band came back in May.")) == 2

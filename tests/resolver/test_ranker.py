@@ -135,7 +135,7 @@ def test_a_section_heading_is_not_a_name() -> None:
             HistoryTurn(2, "user", "Who was he married to?"),
             HistoryTurn(3, "assistant", "He married Lois Burnham in 1918. Marriage suited him.")]
     assert {c.text: may_name(c) for c in candidates(hist[:1])} == {
-        "Bill W": True, "Marriage": False, "alcoholism": False}
+        "Bill W.": True, "Marriage": False, "alcoholism": False}
     heading = [HistoryTurn(1, "user", "Tell me about Van Morrison — Influence")]
     assert {c.text: may_name(c) for c in candidates(heading)} == {"Influence": False,
                                                                  "Van Morrison": True}

@@ -47,7 +47,8 @@ _NAME_GLUE = frozenset("of and de the du von van da la le del for on".split())
 #: it into a fragment ("Juan Gonz"); other scripts are not read (the ranker is English)
 _LATIN = "A-Za-z0-9\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f"
 _TOKEN = re.compile(rf"[{_LATIN}][{_LATIN}\-]*(?:['’]s)?|[^\s{_LATIN}]")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+|(?<=:)\s+(?=[A-Z])")
+#: a sentence ends at a full stop, unless the stop is an initial's ("George W. Bush", "U.S. Army")
+_SENTENCE = re.compile(r"(?<=[.!?])(?<![\s.][A-Z]\.)\s+(?=[A-Z0-9\"'(])|\n+|(?<=:)\s+(?=[A-Z])")
 _LIST_LINE = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 #: the longest chunk kept whole; longer runs are sentence fragments, not phrases
 DEFAULT_MAX_WORDS = 5
@@ -169,6 +170,11 @@ def _chunks(sentence: str, max_words: int) -> list[tuple[str, bool]]:
 
     for i, tok in enumerate(toks):
         if not tok[0].isalnum():
+            if tok == "." and run and caps[-1] and len(run[-1]) == 1 and run[-1].isupper():
+                # an initial keeps its stop, and the name goes on after it ("George W. Bush")
+                run[-1] += "."
+                if i + 1 < len(toks) and toks[i + 1][:1].isupper():
+                    continue
             if tok not in "-&" or not run:
                 flush()
             continue
