@@ -361,6 +361,22 @@ def test_enumeration_general_keeps_order(general: EntityExtractor) -> None:
     assert names(list(e.items))[:3] == ["Dublin", "Paris", "Frankfurt"]
 
 
+def test_a_coordination_keeps_items_with_their_own_article_and_the_lists_noun(
+        general: EntityExtractor) -> None:
+    # "the B and the C": an article opens an item; "... and C eras": the last item holds
+    # the noun of the whole list and is no name by itself, but it is still an item
+    e = general.enumeration("Geologists divide it into the Paleozoic Era, the Mesozoic Era and the Cenozoic Era.", 2)
+    assert e is not None and e.explicit
+    assert names(list(e.items)) == ["Paleozoic Era", "Mesozoic Era", "Cenozoic Era"]
+    e = general.enumeration("Geologists divide it into the Paleozoic, Mesozoic and Cenozoic eras.", 2)
+    assert e is not None and e.explicit
+    assert names(list(e.items)) == ["Paleozoic", "Mesozoic", "Cenozoic eras"]
+    # a lower-case phrase after the last name is the sentence going on, not an item
+    e = general.enumeration("Frankfurt and Dublin and data residency rules apply.", 2)
+    assert e is not None
+    assert names(list(e.items)) == ["Frankfurt", "Dublin"]
+
+
 def test_enumeration_order_follows_text_not_vocabulary(vocab: Vocabulary) -> None:
     e = EntityExtractor(vocab).enumeration("Paris, Frankfurt or Dublin?", 1)
     assert e is not None

@@ -439,8 +439,10 @@ _QUOTED = re.compile(r"\"([^\"]{2,60})\"|“([^”]{2,60})”|「([^」]{1,40})�
 # Japanese compounds: runs of katakana, kanji and Latin/digits between kana and punctuation
 _JA_COMPOUND = re.compile(r"[\u30a0-\u30ffー\u4e00-\u9fff々A-Za-z0-9][\u30a0-\u30ffー・\u4e00-\u9fff々A-Za-z0-9\-]*")
 _JA_STOP = frozenset("何 私 僕 今 方 事 時 所 物 人 感じ 場合 以外 以上 以下 ため 的".split())
+#: what joins two items of a list; an English article may open the next item ("the Paleozoic
+#: Era, the Mesozoic Era and the Cenozoic Era")
 _COORD = re.compile(r"^\s*(?:,|、|，|/|and|or|,\s*and|,\s*or|and\s+also|as\s+well\s+as|vs\.?|versus|"
-                    r"と|や|または|か|及び|および)\s*$", re.IGNORECASE)
+                    r"と|や|または|か|及び|および)(?:\s+(?:the|a|an))?\s*$", re.IGNORECASE)
 _PAREN = re.compile(r"\([^()]*\)|（[^（）]*）|\s(?:region|regions|tier|plan|API)\b")
 #: determiners after which a verb form is a noun ("the export"); quantifiers such as
 #: "both" float before verbs ("both support CMK"), so they are not in this set
@@ -797,6 +799,15 @@ class EntityExtractor:
 
         typed_pool = [x for x in ms if not x.is_attribute and (x.source == "vocab" or x.type == "name")]
         best = coordination(typed_pool, loose=True)
+        if len(best) >= 2:
+            # the last item may carry the list's noun and so not be a name of its own
+            # ("the Paleozoic, Mesozoic and Cenozoic eras"): a capitalised phrase joined on
+            after = [x for x in ms if x.start >= best[-1].end and not x.is_attribute and not in_parens(x)]
+            if after:
+                nxt = min(after, key=lambda x: x.start)
+                if nxt.surface[:1].isupper() and _COORD.match(text[best[-1].end:nxt.start]) \
+                        and nxt.surface not in {m.surface for m in best}:
+                    best = [*best, nxt]
         if len(best) < 2:
             best = coordination([x for x in ms if not x.is_attribute], loose=False)
         if len(best) >= 2:
