@@ -146,8 +146,8 @@ _NUMBERED_REF = re.compile(r"(?:point|item|option|number|no\.?|#)\s*\d", re.IGNO
 _OF_THE_N = re.compile(r"\bof\s+the\s+(two|three|four|five|both)\b", re.IGNORECASE)
 _NUMBER_WORDS = {"two": 2, "both": 2, "three": 3, "four": 4, "five": 5}
 # the message names the list it counts in: "you mentioned three periods ... the first one"
-_COUNTED_KIND = re.compile(r"\b(two|three|four|five)\s+(?:(?:main|different|major|key)\s+)?([a-z]{3,}s)\b",
-                           re.IGNORECASE)
+_COUNTED_KIND = re.compile(rf"\b({'|'.join(w for w in _NUMBER_WORDS if w != 'both')})\s+"
+                           r"(?:(?:main|different|major|key)\s+)?([a-z]{3,}s)\b", re.IGNORECASE)
 _MOD_SUFFIXES = frozenset("level wide based side scoped only".split())
 _ADDITIVE = re.compile(r"\b(?:too|also|as\s+well|either|instead|same)\b|も[？?]?$|もそう", re.IGNORECASE)
 _OTHER_ONE = re.compile(r"\b(?:the\s+)?other\s+one\b", re.IGNORECASE)
@@ -536,13 +536,13 @@ class EmbeddedRewriter:
         """The list the previous user turn picked from by its position, if this ordinal can
         go on in it: "What about the second?" after "the first one" walks the same list,
         even when a newer answer brought lists of its own."""
-        earlier = [t.index for t in state.turns if t.role.value == "user" and t.index < index]
-        if not earlier:
+        previous = state.user_turns_before(index, 1)
+        if not previous:
             return None
         # from every list of the conversation, not only the scope's newest ones: a list the
         # user picked from one turn ago is live, however many lists the answers since held
         walked = [e for e in state.enumerations if e.explicit and len(e.items) >= abs(position)
-                  and state.enumeration_use.get(e.turn) == earlier[-1]]
+                  and state.enumeration_use.get(e.turn) == previous[0].index]
         return max(walked, key=lambda e: (e.numbered, len(e.items))) if walked else None
 
     # -- immediate references --------------------------------------------------------
