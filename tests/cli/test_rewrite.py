@@ -147,6 +147,43 @@ def test_rewrite_bad_window_is_a_clear_error(runner: CliRunner, tmp_path: Path) 
     assert "window" in flat(res.output)
 
 
+OPEN_DOMAIN = {
+    "id": "fu_open",
+    "prefix": [{"role": "user", "content": "What is throat cancer?"},
+               {"role": "assistant",
+                "content": "Throat cancer is cancer that develops in the pharynx or larynx."}],
+    "follow_up": "Is it treatable?",
+}
+
+
+def test_rewrite_default_reads_open_domain_talk_with_the_learned_resolver(
+        runner: CliRunner, tmp_path: Path) -> None:
+    # the bundled (cloud) vocabulary is loaded by default, and names nothing here: the
+    # conversation is open-domain, the learned resolver decides (it carries "throat
+    # cancer" when its gate is asked for a low bar, nothing when asked for certainty)
+    items = write_lines(tmp_path / "items.jsonl", [jl(OPEN_DOMAIN)])
+    low = runner.invoke(app, ["rewrite", "--input", str(items), "--resolver-threshold", "0.3"],
+                        env=WIDE)
+    high = runner.invoke(app, ["rewrite", "--input", str(items), "--resolver-threshold", "1"],
+                         env=WIDE)
+    assert low.exit_code == 0 and high.exit_code == 0, low.output + high.output
+    (lo,) = out_lines(low.stdout)
+    (hi,) = out_lines(high.stdout)
+    assert lo["query"] == "Is throat cancer treatable?" and lo["carried"] == ["throat cancer"]
+    assert hi["query"] == "Is it treatable?" and hi["carried"] == []
+
+
+@pytest.mark.parametrize("value", ["1.5", "-0.1", "high"])
+def test_rewrite_bad_resolver_threshold_is_a_clear_error(runner: CliRunner, tmp_path: Path,
+                                                          value: str) -> None:
+    items = write_lines(tmp_path / "items.jsonl", [jl(OPEN_DOMAIN)])
+    res = runner.invoke(app, ["rewrite", "--input", str(items), "--resolver-threshold", value],
+                        env=WIDE)
+    assert res.exit_code == 2
+    assert "--resolver-threshold" in flat(res.output)
+    assert out_lines(res.stdout) == []
+
+
 @pytest.mark.parametrize("policy", ["full", "window:2", "segment:flag", "liveness", "relevant"])
 def test_rewrite_policy_is_applied(runner: CliRunner, tmp_path: Path, policy: str) -> None:
     items = write_lines(tmp_path / "items.jsonl", [jl(ORDINAL)])

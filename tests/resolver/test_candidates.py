@@ -126,3 +126,16 @@ def test_an_initial_keeps_its_stop_and_its_name() -> None:
         "George W. Bush was elected in 2000.", "He served two terms."]
     # a stop after a whole word still ends the sentence
     assert len(sentences("They toured Portugal. The band came back in May.")) == 2
+
+
+def test_a_phrase_that_opened_a_sentence_keeps_how_it_is_written_elsewhere() -> None:
+    h = [HistoryTurn(1, "user", "What is throat cancer?"),
+         HistoryTurn(2, "assistant", "Throat cancer is cancer of the pharynx.")]
+    texts = {c.text for c in candidates(h)}
+    assert "throat cancer" in texts and "Throat cancer" not in texts
+
+
+def test_a_name_that_opened_a_sentence_stays_a_name() -> None:
+    h = [HistoryTurn(1, "user", "Where was Dublin founded?"),
+         HistoryTurn(2, "assistant", "Dublin was founded by the Vikings.")]
+    assert "Dublin" in {c.text for c in candidates(h)}

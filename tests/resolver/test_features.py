@@ -50,7 +50,9 @@ def test_where_a_candidate_lives() -> None:
     cands = candidates(HISTORY)
     x = featurize("What are the side effects?", HISTORY, cands, _embed)
     row = {c.text: x[i] for i, c in enumerate(cands)}
-    mel = row["Melatonin"]  # the newest mention names the merged candidate
+    # merged by stems; named as the question wrote it (the answer capitalised it only
+    # because it opened a sentence)
+    mel = row["melatonin"]
     assert mel[FEATURES.index("in_prev_user")] == 1.0  # the question named it
     assert mel[FEATURES.index("in_prev_answer")] == 1.0  # and so did the answer
     assert mel[FEATURES.index("first_chunk")] == 1.0

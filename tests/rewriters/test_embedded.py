@@ -677,3 +677,45 @@ def test_a_predicate_that_echoes_the_answer_finds_what_the_answer_said_it_of() -
                 "99.9%. Paris also offers CMK in public preview, which isn't covered by the SLA.")
     r = s.user("wait why isn't it covered")
     assert "customer-managed keys" in r.query and "Frankfurt" not in r.query
+
+
+# -- a declared vocabulary and open-domain talk ----------------------------------------
+THROAT = [("user", "What is throat cancer?"),
+          ("assistant", "Throat cancer is cancer that develops in the pharynx or larynx.")]
+
+
+def _session_with_cloud(threshold: float) -> Session:
+    from turnscope.resolver import default_resolver
+
+    return Session(vocabulary=bundled_vocabulary("cloud"),
+                   resolver=default_resolver().with_threshold(threshold))
+
+
+def test_a_vocabulary_that_names_nothing_here_leaves_the_learned_resolver_on() -> None:
+    # the CLI and the service load the bundled vocabularies by default; a conversation
+    # about something else must still get the learned resolver, not the domain rules
+    s = _session_with_cloud(0.3)
+    for role, text in THROAT:
+        s.add(role, text)
+    r = s.user("Is it treatable?")
+    assert "resolver" in r.trace and "domain" not in r.trace
+    assert r.query == "Is throat cancer treatable?"
+    assert r.carried == ("throat cancer",)
+
+
+def test_a_conversation_where_the_user_names_the_domain_reads_the_typed_slots() -> None:
+    s = _session_with_cloud(0.3)
+    s.add("user", "Which EU regions support customer-managed encryption keys?")
+    s.add("assistant", "Frankfurt and Dublin both support CMK for data at rest.")
+    r = s.user("Is it available in both?")
+    assert r.trace.get("domain") == "vocabulary"
+    assert "resolver" not in r.trace
+
+
+def test_only_the_users_words_put_a_conversation_in_the_domain() -> None:
+    # long answers name "Europe" or "standard" in any subject
+    s = _session_with_cloud(0.3)
+    s.add("user", "What is throat cancer?")
+    s.add("assistant", "Throat cancer is common in Europe; the standard treatment is surgery.")
+    r = s.user("Is it treatable?")
+    assert "domain" not in r.trace and "resolver" in r.trace

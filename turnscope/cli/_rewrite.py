@@ -20,6 +20,7 @@ from turnscope._session import Session, TurnResult
 from turnscope.cli._app import app
 from turnscope.cli._common import check_timeout, load_vocabulary, make_cli_rewriter
 from turnscope.cli._llm_opts import MaxTokensOption, SystemRoleOption
+from turnscope.cli._resolver_opts import ResolverThresholdOption, resolver_from_option
 from turnscope.scope import get_policy
 
 err = Console(stderr=True)
@@ -106,6 +107,7 @@ def rewrite(
         help="'bundled' (default), 'none', or a vocabulary JSON file.")] = None,
     max_tokens: MaxTokensOption = None,
     system_role: SystemRoleOption = "auto",
+    resolver_threshold: ResolverThresholdOption = None,
 ) -> None:
     """Rewrite each follow-up item into a standalone query (one JSON line per item, in order).
 
@@ -123,9 +125,10 @@ def rewrite(
         raise typer.BadParameter(str(exc)) from None
     rw = make_cli_rewriter(rewriter, base_url, model, timeout, max_tokens=max_tokens,
                            system_role=system_role)
+    resolver = resolver_from_option(resolver_threshold)
 
     def make_session() -> Session:
-        return Session(policy=policy, rewriter=rw, vocabulary=vocab)
+        return Session(policy=policy, rewriter=rw, vocabulary=vocab, resolver=resolver)
 
     source, name, ident = _open_input(input)
     try:
@@ -207,6 +210,7 @@ def chat(
     timeout: Annotated[float, typer.Option(callback=check_timeout)] = 10.0,
     max_tokens: MaxTokensOption = None,
     system_role: SystemRoleOption = "auto",
+    resolver_threshold: ResolverThresholdOption = None,
 ) -> None:
     """Interactive loop: type user turns; prefix assistant turns with 'a: '.
 
@@ -218,7 +222,8 @@ def chat(
         session = Session(policy=policy, vocabulary=load_vocabulary(vocabulary),
                           rewriter=make_cli_rewriter(rewriter, base_url, model, timeout,
                                                      max_tokens=max_tokens,
-                                                     system_role=system_role))
+                                                     system_role=system_role),
+                          resolver=resolver_from_option(resolver_threshold))
     except TurnscopeError as exc:
         raise typer.BadParameter(str(exc)) from None
 

@@ -76,7 +76,8 @@ def train(
         table.add_row(name, f"{f['coverage']:.3f}", f"{f['contamination']:.3f}",
                       f"{report.auc.get(name, float('nan')):.3f}")
     console.print(table)
-    console.print(f"threshold {report.threshold}, at most {report.max_carried} phrases; "
+    console.print(f"threshold {report.threshold} ({report.slot_threshold} where the message has a "
+                  f"pronoun slot), at most {report.max_carried} phrases; "
                   f"{report.examples} messages, {report.rows} candidates ({report.positives} needed); "
                   f"{report.embed_misses} texts embedded; {report.seconds:.0f} s; "
                   f"model {output.stat().st_size / 1e6:.2f} MB at {output}", markup=False, highlight=False)

@@ -264,6 +264,12 @@ def candidates(history: Sequence[HistoryTurn], *, max_words: int = DEFAULT_MAX_W
                 cand = by_key[key] = Candidate(text, key, capital)
             elif capital:
                 cand.capitalised = True
+            elif (not cand.capitalised and text != cand.text and text[:1].islower()
+                  and text[1:] == cand.text[1:]):
+                # the newer mention opened a sentence ("Throat cancer is ..."), an older one
+                # shows how the phrase is written elsewhere ("What is throat cancer?"): a
+                # query carries it as written, not as a name
+                cand.text = text
             cand.mentions.append(mention)
     return list(by_key.values())
 

@@ -10,10 +10,14 @@ human rewrites (docs/splits.md names them):
   features, their rank and how their scores compare, and gives the probability
   that each is needed: the leading ones that clear the threshold are carried.
 
-The threshold and the cap on carried phrases are stored in the model file beside
-the trees, chosen on development data out of fold (a sweep; see
-``benchmarks/resolver_sweep.py`` for the same sweep on a check set). Carrying
-nothing is the default: a phrase is carried only when the gate says so.
+The thresholds and the cap on carried phrases are stored in the model file beside
+the trees, chosen on development data by replaying whole conversations with fold
+models (see ``benchmarks/resolver_sweep.py`` for a sweep on a check set). There are
+two thresholds, by what the query can do with a phrase: a message with a pronoun to
+stand for ("Is it treatable?") has a slot the phrase fills; any other message can
+only get the phrase appended, and is more often complete as it is ("Tell me about
+lung cancer."), so it asks for more evidence. Carrying nothing is the default: a
+phrase is carried only when the gate says so.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from turnscope._exceptions import ConfigError
 from turnscope.resolver._candidates import Candidate, HistoryTurn, candidates, key_of, may_name
 from turnscope.resolver._embedcache import CachedEmbedder
 from turnscope.resolver._features import FEATURES, featurize
-from turnscope.resolver._realize import realize
+from turnscope.resolver._realize import has_slot, realize
 
 __all__ = ["DEFAULT_HISTORY_TURNS", "GATE_EXTRA", "Resolution", "Resolver", "ScoredCandidate",
            "carried_count", "default_resolver", "may_name", "gate_rows", "history_of", "ranked_for",
@@ -149,14 +153,24 @@ class Resolver:
         self._gate = gate
         self.meta = meta
         self.threshold = float(meta["threshold"])
+        #: the threshold for a message with a pronoun slot (models without one: the same)
+        self.slot_threshold = float(meta.get("slot_threshold", meta["threshold"]))
         self.max_carried = int(meta["max_carried"])
         self.embedder = embedder or CachedEmbedder()
 
-    def with_threshold(self, threshold: float) -> Resolver:
-        """The same models with another gate threshold (for sweeps); shares the embedder."""
-        if not 0.0 <= threshold <= 1.01:
-            raise ConfigError(f"threshold must be in [0, 1], got {threshold!r}")
-        return Resolver(self._booster, self._gate, {**self.meta, "threshold": threshold}, self.embedder)
+    def with_threshold(self, threshold: float, slot: float | None = None) -> Resolver:
+        """The same models with other gate thresholds (for sweeps and ``--resolver-threshold``):
+        ``threshold`` for every message, or for messages without a pronoun slot when ``slot``
+        is given. Shares the embedder."""
+        for name, value in (("threshold", threshold), ("slot threshold", slot)):
+            if value is not None and not 0.0 <= value <= 1.01:
+                raise ConfigError(f"{name} must be in [0, 1], got {value!r}")
+        meta = {**self.meta, "threshold": threshold, "slot_threshold": threshold if slot is None else slot}
+        return Resolver(self._booster, self._gate, meta, self.embedder)
+
+    def threshold_for(self, message: str) -> float:
+        """The gate threshold that applies to ``message``."""
+        return self.slot_threshold if has_slot(message) else self.threshold
 
     @classmethod
     def load(cls, path: Path | None = None, embedder: CachedEmbedder | None = None) -> Resolver:
@@ -214,7 +228,7 @@ class Resolver:
     def resolve(self, message: str, history: Sequence[HistoryTurn], *,
                 threshold: float | None = None, shift: float | None = None) -> Resolution:
         """Score the candidates of ``history`` (oldest first) for ``message`` and rewrite it."""
-        t = self.threshold if threshold is None else threshold
+        t = self.threshold_for(message) if threshold is None else threshold
         cands, scores, x = self._score(message, history, shift)
         short = shortlist([c.key for c in cands], scores)
         gate = np.asarray(self._gate.predict(gate_rows(x, scores, short), num_threads=1),

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 
 from turnscope.resolver._candidates import key_of
 
-__all__ = ["can_stand_for", "realize"]
+__all__ = ["can_stand_for", "has_slot", "realize"]
 
 _SUBJECT = re.compile(r"\b(?P<w>it|they|them|he|him|she|this|that|these|those)\b"
                       r"(?!\s*(?:'s|’s|is\s+(?:a|an|the)\b))", re.IGNORECASE)
@@ -62,6 +62,17 @@ def _pronoun(message: str) -> re.Match[str] | None:
     if pm is not None:
         hits.append(pm)
     return min(hits, key=lambda m: m.start()) if hits else None
+
+
+def has_slot(message: str) -> bool:
+    """Whether the message has a pronoun a carried phrase would stand for.
+
+    >>> has_slot("Is it treatable?"), has_slot("What are its symptoms?"), has_slot("What does that cost?")
+    (True, True, True)
+    >>> has_slot("Tell me about lung cancer."), has_slot("What is that region's SLA?")
+    (False, False)
+    """
+    return _pronoun(message.strip()) is not None
 
 
 def can_stand_for(phrase: str, pronoun: str, *, name: bool | None = None) -> bool:

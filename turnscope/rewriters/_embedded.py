@@ -236,10 +236,13 @@ class EmbeddedRewriter:
             trace["resolver"] = {"unavailable": self._unavailable}
         if msg.lang != "en" or c.pivot or self._resolver is None:
             return None
-        if self.extractor.vocabulary.types:
-            # a declared domain: its typed slots (supersession by type, kinds, aliases) are
-            # the structure the rules read; the learned resolver is for open-domain talk,
-            # where nothing names the entities
+        if self.extractor.vocabulary.types and _in_domain(state):
+            # the conversation names things of a declared domain: its typed slots
+            # (supersession by type, kinds, aliases) are the structure the rules read; the
+            # learned resolver is for open-domain talk, where nothing names the entities. A
+            # vocabulary that is loaded but names nothing here (the CLI loads the bundled
+            # ones by default) leaves the conversation open-domain
+            trace["domain"] = "vocabulary"
             return None
         if c.reference_class not in (ReferenceClass.STANDALONE, ReferenceClass.IMMEDIATE):
             return None  # screen deixis and explicit recall read their own stores
@@ -1703,6 +1706,27 @@ class EmbeddedRewriter:
         if lang == "ja":
             return f"{_join(carried, lang)}の{core}{end}"
         return f"{core} ({_join(carried, lang)}){end}"
+
+
+def _in_domain(state: ConversationState) -> bool:
+    """Whether the user has named a thing of the declared vocabulary in this conversation
+    (an attribute such as "price" does not make a conversation the domain's, nor does an
+    answer: long answers name "Europe" or "standard" in any subject).
+
+    Incremental: each turn's mentions are read once, whatever the conversation's length."""
+    memo = state.memo
+    if memo.get("domain:named"):
+        return True
+    upto = memo.get("domain:upto", 0)
+    turns = state.turns
+    # turns are numbered from 1 in order: the unread ones are the last len - upto
+    for turn in turns[upto:] if upto <= len(turns) else ():
+        if turn.role is Role.USER and any(m.source == "vocab" and not m.is_attribute
+                                          for m in state.mentions.get(turn.index, ())):
+            memo["domain:named"] = True
+            return True
+    memo["domain:upto"] = len(turns)
+    return False
 
 
 def _after_pivot(text: str) -> str:
