@@ -143,3 +143,19 @@ def test_a_section_heading_is_not_a_name() -> None:
     merged = {c.text.lower(): may_name(c) for c in candidates(hist)}
     assert merged["marriage"] is True and merged["lois burnham"] is True
     assert may_name(next(c for c in candidates(hist) if c.text == "alcoholism")) is False
+
+
+def test_a_message_with_a_pronoun_slot_has_its_own_threshold() -> None:
+    r = default_resolver().with_threshold(0.9, slot=0.3)
+    assert r.threshold_for("Is it treatable?") == 0.3
+    assert r.threshold_for("What are the side effects?") == 0.9
+    hist = [HistoryTurn(1, "user", "What is throat cancer?"),
+            HistoryTurn(2, "assistant", "Throat cancer is cancer of the pharynx or larynx.")]
+    assert r.resolve("Is it treatable?", hist).threshold == 0.3
+    uniform = default_resolver().with_threshold(0.5)
+    assert uniform.threshold_for("Is it treatable?") == uniform.threshold_for("Why?") == 0.5
+
+
+def test_a_threshold_out_of_range_is_refused() -> None:
+    with pytest.raises(ConfigError, match="slot threshold"):
+        default_resolver().with_threshold(0.5, slot=1.5)

@@ -9,7 +9,7 @@ import pytest
 
 from turnscope.datasets._cast import _convert, _Turn
 from turnscope.resolver import HistoryTurn, Resolver
-from turnscope.resolver._train import train_resolver
+from turnscope.resolver._train import CALIBRATION_PAIRS, CALIBRATION_SEEDS, train_resolver
 
 # (raw, human rewrite, response): each conversation has a subject the follow-ups point
 # back to with a pronoun, and a standalone question that needs nothing
@@ -63,6 +63,13 @@ def test_training_writes_a_loadable_model_with_its_threshold(trained: tuple[Path
     path, report = trained
     r = Resolver.load(path)
     assert r.threshold == report.threshold and r.max_carried == report.max_carried
+    assert r.slot_threshold == report.slot_threshold
+    # the pair was chosen on the mean of the calibration seeds' session replays
+    rows = r.meta["calibration"]
+    assert {(row["slot_threshold"], row["threshold"]) for row in rows} == set(CALIBRATION_PAIRS)
+    assert all(len(row["objectives"]) == CALIBRATION_SEEDS for row in rows)
+    top = max(rows, key=lambda row: (row["objective"], row["threshold"], row["slot_threshold"]))
+    assert (top["slot_threshold"], top["threshold"]) == (r.slot_threshold, r.threshold)
     assert r.meta["trained_on"] == {"fixture": len(_items())}
     assert report.positives > 0 and report.rows > report.positives
 
