@@ -1719,8 +1719,8 @@ def _in_domain(state: ConversationState) -> bool:
         return True
     upto = memo.get("domain:upto", 0)
     turns = state.turns
-    # turns are numbered from 1 in order: the unread ones are the last len - upto
-    for turn in turns[upto:] if upto <= len(turns) else ():
+    # turns are only ever appended: the unread ones are those after the first ``upto``
+    for turn in turns[upto:]:
         if turn.role is Role.USER and any(m.source == "vocab" and not m.is_attribute
                                           for m in state.mentions.get(turn.index, ())):
             memo["domain:named"] = True
