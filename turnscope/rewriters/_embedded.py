@@ -19,6 +19,12 @@ the evidence the scope policy allowed:
 * **situational** — "this page" / 「このページ」 read the screen, "this site" the site;
 * **pivot** — an explicit change of subject carries nothing over.
 
+Which earlier phrase an open-domain English message needs (a pronoun with no ordinal,
+screen or recall cue; a relational noun; a fragment) is not a rule's choice: the learned
+resolver (``turnscope.resolver``) makes it, in every conversation where the user has named
+nothing of a declared vocabulary. Where the user has, the vocabulary's typed slots decide
+with the rules above (the trace says ``"domain": "vocabulary"``).
+
 Unguarded scopes (``full``, ``window``, ``segment``) additionally *carry*
 qualifiers from the history, as a "condense the question" step told to keep
 constraints that still apply does: the most salient entity of each type absent
