@@ -250,11 +250,12 @@ def _mean_rows(runs: Sequence[list[dict[str, Any]]]) -> list[dict[str, Any]]:
 
 def _calibrate(loaded: dict[str, list[dict[str, Any]]], rankers: dict[int, Any], gates: dict[int, Any],
                folds: int, max_carried: int, embedder: CachedEmbedder,
-               console: Any) -> tuple[tuple[float, float], list[dict[str, Any]]]:
-    """The gate thresholds (slot, other), chosen where they act: a session replaying whole
-    conversations, whose earlier rewrites feed the later ones (the out-of-fold sweep reads
-    the human rewrites of earlier turns instead, so it cannot see how errors or gains
-    chain). Each conversation is replayed by the fold models that never saw it."""
+               console: Any) -> list[dict[str, Any]]:
+    """One row per threshold pair (slot, other) of :data:`CALIBRATION_PAIRS`, judged where
+    the pair acts: a session replaying whole conversations, whose earlier rewrites feed the
+    later ones (the out-of-fold sweep reads the human rewrites of earlier turns instead, so
+    it cannot see how errors or gains chain). Each conversation is replayed by the fold
+    models that never saw it; :func:`_best_pair` chooses."""
     from rich.progress import Progress
 
     from turnscope._items import replay_conversations
@@ -296,9 +297,14 @@ def _calibrate(loaded: dict[str, list[dict[str, Any]]], rankers: dict[int, Any],
             objective = float(np.mean([f["coverage"] - CONTAMINATION_WEIGHT * f["contamination"]
                                        for f in figs.values()]))
             rows.append({"threshold": t, "slot_threshold": slot, "objective": objective, "sets": figs})
-    # ties go to the higher thresholds (precision first)
+    return rows
+
+
+def _best_pair(rows: Sequence[dict[str, Any]]) -> tuple[float, float]:
+    """The (slot, other) thresholds of the best calibration row; ties go to the higher
+    thresholds (precision first)."""
     best = max(rows, key=lambda r: (r["objective"], r["threshold"], r["slot_threshold"]))
-    return (float(best["slot_threshold"]), float(best["threshold"])), rows
+    return float(best["slot_threshold"]), float(best["threshold"])
 
 
 
@@ -398,15 +404,14 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
     if calibrate and rankers and gates:
         # the replay of one seed's fold models decides pairs a few thousandths apart, less
         # than what another seed moves them: each pair is judged by the mean over seeds
-        runs = [_calibrate(loaded, rankers, gates, folds, best["max_carried"], embedder, console)[1]]
+        runs = [_calibrate(loaded, rankers, gates, folds, best["max_carried"], embedder, console)]
         for extra in range(1, CALIBRATION_SEEDS):
             more = _fit_folds(examples, folds, seed + extra, rounds, params)
             if more.rankers and more.gates:
                 runs.append(_calibrate(loaded, more.rankers, more.gates, folds, best["max_carried"],
-                                       embedder, console)[1])
+                                       embedder, console))
         calibration = _mean_rows(runs)
-        top = max(calibration, key=lambda r: (r["objective"], r["threshold"], r["slot_threshold"]))
-        slot_threshold, threshold = float(top["slot_threshold"]), float(top["threshold"])
+        slot_threshold, threshold = _best_pair(calibration)
     model = fit(trainable, seed, rounds, params)
     gate_model = fit_gate(g, range(len(examples)), seed, rounds, params)
     meta = {"format": "turnscope-resolver/2", "features": list(FEATURES), "gate_extra": list(GATE_EXTRA),
