@@ -27,17 +27,20 @@ def train(
     cache: Annotated[bool, typer.Option(
         help="Keep e5 embeddings under $TURNSCOPE_CACHE so a second run embeds nothing.")] = True,
     only: Annotated[str, typer.Option(
-        help="'all' (the shift detector, then the resolver, which reads it), 'resolver' or 'shift'.")] = "all",
+        help="'all' (the shift detector, the neural tagger, then the resolver, which reads both), "
+             "'shift', 'neural' or 'resolver'.")] = "all",
 ) -> None:
     """Train the learned models on the sets of docs/splits.md (seeded, deterministic):
-    the topic-shift detector (TopiOCQA train part + TIAGE train), then the resolver
-    (CAsT 2019, CANARD, the CAsT 2021 dev half), which reads the detector's probability."""
+    the topic-shift detector (TopiOCQA train part + TIAGE train), the neural tagger
+    (synthetic follow-ups from TopiOCQA train, docs/neural_data.md; needs the ``train``
+    extra), then the resolver (CAsT 2019, CANARD, the CAsT 2021 dev half), which reads
+    the detector's probability and the tagger's scores."""
     from turnscope.resolver._train import train_resolver
     from turnscope.retrieval._cache import default_cache_dir
 
     console = Console(stderr=True)
-    if only not in ("all", "resolver", "shift"):
-        console.print(f"error: --only must be all, resolver or shift, got {only!r}", markup=False,
+    if only not in ("all", "resolver", "shift", "neural"):
+        console.print(f"error: --only must be all, shift, neural or resolver, got {only!r}", markup=False,
                       highlight=False)
         raise typer.Exit(2)
     if only in ("all", "shift"):
@@ -56,6 +59,10 @@ def train(
         console.print(f"shift detector: threshold {shift.threshold:.3f}, cross-validated F1 {shift.cv_f1:.3f}",
                       markup=False, highlight=False)
         if only == "shift":
+            return
+    if only in ("all", "neural"):
+        _train_neural(data_root, seed, limit, console)
+        if only == "neural":
             return
     cache_path = default_cache_dir() / "resolver-embeddings.npz" if cache else None
     try:
@@ -81,3 +88,24 @@ def train(
                   f"{report.examples} messages, {report.rows} candidates ({report.positives} needed); "
                   f"{report.embed_misses} texts embedded; {report.seconds:.0f} s; "
                   f"model {output.stat().st_size / 1e6:.2f} MB at {output}", markup=False, highlight=False)
+
+
+def _train_neural(data_root: Path | None, seed: int, limit: int, console: Console) -> None:
+    """Generate the synthetic follow-ups, fine-tune the tagger, export it into the package."""
+    from turnscope.resolver import _neural
+    from turnscope.resolver._neural_data import build_neural_data
+    from turnscope.resolver._neural_train import train_neural
+    from turnscope.retrieval._cache import default_cache_dir
+
+    data = default_cache_dir() / f"neural-data-{seed}.jsonl"
+    try:
+        built = build_neural_data(data_root, data, seed=seed)
+        console.print(f"neural data: {built}", markup=False, highlight=False)
+        report = train_neural(data, PACKAGE_MODELS / "neural", seed=seed, limit=limit or None, console=console)
+    except TurnscopeError as exc:
+        console.print(f"error: {exc}", markup=False, highlight=False)
+        raise typer.Exit(1) from None
+    _neural._DEFAULT = None  # the resolver trained next reads the tagger just written
+    console.print(f"neural tagger: {report.examples} examples, {report.steps} steps in {report.seconds:.0f} s; "
+                  f"held-out token AUC {report.token_auc:.3f}, need AUC {report.need_auc:.3f}; "
+                  f"{report.model_bytes / 1e6:.1f} MB", markup=False, highlight=False)

@@ -57,6 +57,7 @@ from turnscope.entities import EntityExtractor
 from turnscope.entities._lexicon import ANAPHORIC_PRONOUNS
 from turnscope.references import ReferenceClass, classify
 from turnscope.resolver._candidates import Candidate, HistoryTurn, key_of
+from turnscope.resolver._neural import EMPTY_EVIDENCE, NeuralEvidence
 
 __all__ = ["FEATURES", "MessageSignals", "Embedder", "featurize", "message_signals", "overlap"]
 
@@ -89,6 +90,8 @@ _CANDIDATE_FEATURES: tuple[str, ...] = (
     "n_words", "n_key", "capitalised", "has_digit", "lone_participle", "frac_in_message",
     # similarity
     "sim_sent_msg", "sim_sent_last", "rank_sim", "rank_recency", "sim_margin",
+    # the neural tagger's word scores over the phrase's stems (max, mean, min; 0 without it)
+    "nn_max", "nn_mean", "nn_min",
 )
 #: the message's features: the same on every candidate row of a message
 _MESSAGE_FEATURES: tuple[str, ...] = (
@@ -99,6 +102,8 @@ _MESSAGE_FEATURES: tuple[str, ...] = (
     "history_turns",
     # the learned topic-shift detector's probability for this message
     "shift_prob",
+    # the neural tagger: does the message need anything, and its best word score
+    "nn_need", "nn_top",
 )
 #: the model's columns, in the order it was trained on
 FEATURES: tuple[str, ...] = _CANDIDATE_FEATURES + _MESSAGE_FEATURES
@@ -186,12 +191,16 @@ def overlap(a: Set[str], b: Set[str]) -> float:
 
 
 def featurize(message: str, history: Sequence[HistoryTurn], cands: Sequence[Candidate],
-              embed_query: Embedder, shift: float = 0.0) -> np.ndarray:
+              embed_query: Embedder, shift: float = 0.0,
+              neural: NeuralEvidence | None = None) -> np.ndarray:
     """One row of :data:`FEATURES` per candidate (``history`` oldest first).
 
     ``embed_query`` is e5 with its query prefix; callers pass a caching wrapper, so
-    each user turn is embedded once (as the message, then as history).
+    each user turn is embedded once (as the message, then as history). ``neural`` is the
+    tagger's evidence for the message (``_neural``); without it its columns are 0 (a
+    model trained without them never reads them).
     """
+    ev = neural if neural is not None else EMPTY_EVIDENCE
     n = len(cands)
     if n == 0:
         return np.zeros((0, len(FEATURES)), dtype=np.float32)
@@ -261,6 +270,8 @@ def featurize(message: str, history: Sequence[HistoryTurn], cands: Sequence[Cand
         "n_candidates": n,
         "history_turns": len(history),
         "shift_prob": shift,
+        "nn_need": ev.need,
+        "nn_top": ev.top,
     }
     rows = np.zeros((n, len(FEATURES)), dtype=np.float32)
     n_cand = len(_CANDIDATE_FEATURES)  # FEATURES: the candidate's columns, then the message's
@@ -332,6 +343,7 @@ def featurize(message: str, history: Sequence[HistoryTurn], cands: Sequence[Cand
             float(rank_sim[i]),
             float(i),
             best - sim,
+            *ev.phrase(key),
         ))
     rows[:, :n_cand] = cand_rows
     return rows

@@ -36,6 +36,7 @@ from turnscope._exceptions import ConfigError
 from turnscope.resolver._candidates import Candidate, HistoryTurn, candidates, key_of, may_name
 from turnscope.resolver._embedcache import CachedEmbedder
 from turnscope.resolver._features import FEATURES, featurize
+from turnscope.resolver._neural import NeuralTagger, default_tagger
 from turnscope.resolver._realize import has_slot, realize
 
 __all__ = ["DEFAULT_HISTORY_TURNS", "GATE_EXTRA", "Resolution", "Resolver", "ScoredCandidate",
@@ -146,9 +147,17 @@ class Resolver:
     """
 
     def __init__(self, booster: Any, gate: Any, meta: dict[str, Any],
-                 embedder: CachedEmbedder | None = None) -> None:
-        if tuple(meta.get("features", ())) != FEATURES or tuple(meta.get("gate_extra", ())) != GATE_EXTRA:
-            raise ConfigError("resolver model was trained on other features; run `turnscope train`")
+                 embedder: CachedEmbedder | None = None, tagger: NeuralTagger | None = None) -> None:
+        names = tuple(meta.get("features", ()))
+        unknown = [f for f in names if f not in FEATURES]
+        if not names or unknown or tuple(meta.get("gate_extra", ())) != GATE_EXTRA:
+            raise ConfigError("resolver model was trained on other features "
+                              f"({', '.join(unknown) or 'gate columns differ'}); run `turnscope train`")
+        #: the columns of :data:`FEATURES` the model reads, in its order (a model trained
+        #: without the neural tagger's columns never runs the tagger)
+        self._columns = np.asarray([FEATURES.index(f) for f in names], dtype=np.intp)
+        self.uses_neural = any(f.startswith("nn_") for f in names)
+        self._tagger = tagger
         self._booster = booster
         self._gate = gate
         self.meta = meta
@@ -166,7 +175,16 @@ class Resolver:
             if value is not None and not 0.0 <= value <= 1.01:
                 raise ConfigError(f"{name} must be in [0, 1], got {value!r}")
         meta = {**self.meta, "threshold": threshold, "slot_threshold": threshold if slot is None else slot}
-        return Resolver(self._booster, self._gate, meta, self.embedder)
+        return Resolver(self._booster, self._gate, meta, self.embedder, self._tagger)
+
+    @property
+    def tagger(self) -> NeuralTagger | None:
+        """The neural tagger the model reads (loaded on first use), or None."""
+        if not self.uses_neural:
+            return None
+        if self._tagger is None:
+            self._tagger = default_tagger()
+        return self._tagger
 
     def threshold_for(self, message: str) -> float:
         """The gate threshold that applies to ``message``."""
@@ -216,9 +234,11 @@ class Resolver:
         msg_key = key_of(message)
         cands = [c for c in candidates(hist) if not c.key <= msg_key]
         if not cands:
-            return [], np.zeros(0), np.zeros((0, len(FEATURES)), dtype=np.float32)
+            return [], np.zeros(0), np.zeros((0, len(self._columns)), dtype=np.float32)
         p = self.shift(message, history) if shift is None else shift
-        x = featurize(message, hist, cands, self.embedder.query, p)
+        tagger = self.tagger
+        ev = tagger.evidence(message, history) if tagger is not None else None
+        x = featurize(message, hist, cands, self.embedder.query, p, ev)[:, self._columns]
         # one thread: a message's hundred rows cost less than starting a thread team, and a
         # team contends with the e5 engine's own OpenMP threads, which spin on the other
         # core for a while after each embedding (two OpenMP runtimes: ~9 ms an exchange

@@ -37,6 +37,7 @@ from turnscope.datasets import load_canard, load_cast
 from turnscope.resolver._candidates import HistoryTurn, candidates, key_of
 from turnscope.resolver._embedcache import CachedEmbedder
 from turnscope.resolver._features import FEATURES, featurize
+from turnscope.resolver._neural import NeuralTagger, default_tagger
 from turnscope.resolver._ranker import (
     DEFAULT_HISTORY_TURNS,
     GATE_EXTRA,
@@ -132,7 +133,8 @@ def labels_for(item: dict[str, Any], keys: Sequence[frozenset[str]]) -> np.ndarr
 
 
 def build_examples(items: Sequence[dict[str, Any]], set_name: str, embedder: CachedEmbedder,
-                   progress: Callable[[int], None] | None = None) -> list[Example]:
+                   progress: Callable[[int], None] | None = None,
+                   tagger: NeuralTagger | None = None) -> list[Example]:
     out: list[Example] = []
     for item in items:
         if progress is not None:
@@ -146,7 +148,10 @@ def build_examples(items: Sequence[dict[str, Any]], set_name: str, embedder: Cac
         full = _history(item)
         shift = history_shift_probability(full, item["follow_up"], encoder=embedder) \
             if any(t.role == "user" for t in full) else 0.0
-        x = featurize(item["follow_up"], hist, cands, embedder.query, shift)
+        # the tagger never saw these sets (it trains on synthetic TopiOCQA follow-ups), so its
+        # scores here are as honest as on a user's conversation
+        ev = tagger.evidence(item["follow_up"], full) if tagger is not None else None
+        x = featurize(item["follow_up"], hist, cands, embedder.query, shift, ev)
         keys = [c.key for c in cands]
         out.append(Example(set_name, str(item.get("conversation", item["id"])), item["follow_up"],
                            item["required_in_rewrite"], item["forbidden_in_rewrite"],
@@ -375,6 +380,7 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
 
     started = time.perf_counter()
     embedder = CachedEmbedder(disk=cache)
+    tagger = default_tagger()
     loaded = items if items is not None else {name: TRAINING_SETS[name](data_root) for name in sets}
     if limit:
         loaded = {k: v[:limit] for k, v in loaded.items()}
@@ -385,7 +391,7 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
             def advance(k: int, task: Any = task) -> None:
                 progress.advance(task, k)
 
-            examples.extend(build_examples(its, name, embedder, advance))
+            examples.extend(build_examples(its, name, embedder, advance, tagger))
             embedder.save()
     examples = [e for e in examples if len(e.y)] + [e for e in examples if not len(e.y)]
     folded = _fit_folds(examples, folds, seed, rounds, params)

