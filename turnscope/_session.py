@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
+from turnscope import _tracing
 from turnscope._exceptions import InputError
 from turnscope._text import normalize_message
 from turnscope.conversation import (
@@ -135,6 +136,12 @@ def _check_arguments(policy: object, rewriter: object, vocabulary: object, liven
                          f"got {resolver!r}")
 
 
+def _name(rewriter: object) -> str:
+    """A rewriter's name for traces (a Rewriter has one; a duck-typed one may not)."""
+    name = getattr(rewriter, "name", None)
+    return name if isinstance(name, str) else type(rewriter).__name__
+
+
 def _locked(method: Callable[Concatenate[Session, _P], _R]) -> Callable[Concatenate[Session, _P], _R]:
     """Run ``method`` holding the session's lock: a turn reads and extends the state in
     several steps, and two threads interleaving them would share a turn index."""
@@ -237,6 +244,15 @@ class Session:
         """Rewrite a user turn and record it. ``rewriter`` overrides the session's for this
         turn only: replaying a prefix passes ``self.embedded`` so that an item of a
         thousand earlier turns costs one model call, not a thousand."""
+        with _tracing.span("turnscope.turn") as sp:
+            out = self._user(content, screen, rewriter)
+            if sp is not None:
+                rw = self.rewriter if rewriter is None else rewriter
+                _tracing.set_turn(sp, out.turn, self.policy.name, _name(rw), out)
+            return out
+
+    def _user(self, content: str, screen: Screen | Mapping[str, Any] | None,
+              rewriter: Rewriter | None) -> TurnResult:
         if not isinstance(content, str):
             raise InputError(f"a user message must be a string, got {type(content).__name__}")
         content = normalize_message(content, single_line=True).strip()
@@ -253,7 +269,10 @@ class Session:
                      subject_types=self.extractor.vocabulary.subject_types)
         message = Message(idx, content, lang, mentions, c, scr)
         state.slots.advance(idx)
-        scope = self.policy.run(state, message)
+        with _tracing.span("turnscope.scope") as sp:
+            scope = self.policy.run(state, message)
+            if sp is not None:
+                _tracing.set_scope(sp, scope, message)
         result = self._rewrite(RewriteRequest(message, scope, state), rewriter)
 
         entities = result.entities
@@ -334,6 +353,13 @@ class Session:
 
     def _rewrite(self, request: RewriteRequest, rewriter: Rewriter | None = None) -> RewriteResult:
         rw = self.rewriter if rewriter is None else rewriter
+        with _tracing.span("turnscope.rewrite") as sp:
+            result = self._run_rewriter(rw, request)
+            if sp is not None:
+                _tracing.set_rewrite(sp, _name(rw), result)
+        return result
+
+    def _run_rewriter(self, rw: Rewriter, request: RewriteRequest) -> RewriteResult:
         if rw is self.embedded:
             return self.embedded.run(request)
         try:
@@ -342,10 +368,14 @@ class Session:
             reason = f"{type(exc).__name__}: {exc}"
             logger.warning("rewriter %s failed (%s); using the embedded rewriter",
                            getattr(rw, "name", "?"), reason)
-            r = self.embedded.run(request)
+            with _tracing.fallback_span(_name(rw), reason):
+                r = self.embedded.run(request)
+            # the trace says which backend was tried and why it was replaced, as the LLM
+            # rewriter's own fallback does
+            trace = {**r.trace, "attempted": _name(rw), "fallback_reason": reason}
             return RewriteResult(r.query, r.reference_class, r.topic_shift, r.entities, r.focus,
                                  backend=r.backend, fallback=True, fallback_reason=reason,
-                                 trace=r.trace, carried=r.carried)
+                                 trace=trace, carried=r.carried)
 
     def _entity_rows(self, entities: tuple[Mention, ...]) -> tuple[dict[str, str], ...]:
         rows: list[dict[str, str]] = []

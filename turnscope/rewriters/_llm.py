@@ -79,6 +79,7 @@ from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from turnscope import _tracing
 from turnscope._exceptions import ConfigError
 
 try:
@@ -949,13 +950,17 @@ class LLMRewriter:
         # (when it opens, in _record) and keep these at debug level
         level = logging.DEBUG if reason == "circuit open" else logging.WARNING
         logger.log(level, "%s failed (%s); using the embedded rewriter", self.name, reason)
-        r = self.embedded.run(request)
+        # a child of the session's turnscope.rewrite span when there is one
+        with _tracing.fallback_span(self.name, reason):
+            r = self.embedded.run(request)
         merged: dict[str, object] = dict(r.trace)
         merged.update(trace)
         merged["attempted"] = self.name
+        merged["fallback_reason"] = reason
+        # what the embedded rewrite carried is the answer's too (SPEC 4 "carried")
         return RewriteResult(r.query, r.reference_class, r.topic_shift, r.entities, r.focus,
                              backend=EMBEDDED, fallback=True, fallback_reason=reason,
-                             trace=merged)
+                             trace=merged, carried=r.carried)
 
 
 def _after(what: str, retries: int) -> str:
