@@ -8,6 +8,7 @@
 "What's the uptime SLA on Dublin?"
 """
 
+from turnscope._batch import BatchRewriter, BatchStats
 from turnscope._exceptions import (
     BackendError,
     BackendTimeout,
@@ -40,6 +41,8 @@ __version__ = "0.1.0"
 __all__ = [
     "Session",
     "TurnResult",
+    "BatchRewriter",
+    "BatchStats",
     "Role",
     "Screen",
     "Turn",

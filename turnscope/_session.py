@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 import logging
 import re
@@ -413,6 +414,47 @@ class Session:
     def __setstate__(self, d: dict[str, Any]) -> None:
         self.__dict__.update(d)
         self._lock = threading.RLock()
+
+    #: attributes a fork shares with its parent: configuration and the rewriters, which
+    #: keep per-conversation state in ``state`` (``state.memo``), never on themselves, and
+    #: whose caches (extractions, embeddings) are keyed by text, so sharing them changes
+    #: no answer and saves recomputing them. Any other attribute is copied (``fork``)
+    _FORK_SHARED = frozenset({"extractor", "policy", "embedded", "rewriter", "_types"})
+
+    @_locked
+    def fork(self) -> Session:
+        """An independent session that has seen exactly the turns this one has.
+
+        What either session takes afterwards does not reach the other, and the fork
+        rewrites its next turn exactly as this session would (the same query, trace and
+        slot table). It is much cheaper than replaying the turns into a new session:
+        turn records are shared, the conversation state's containers are copied
+        (:meth:`ConversationState.copy`), and the extractor, policy and rewriters are the
+        same objects. Batch rewriting (:class:`turnscope.BatchRewriter`) forks the
+        session of a shared history for each item that continues it.
+
+        >>> s = Session(resolver=None)
+        >>> _ = s.user("Which EU regions support customer-managed encryption keys?")
+        >>> s.assistant("Frankfurt and Dublin both support CMK for data at rest.")
+        >>> f = s.fork()
+        >>> f.user("What's the uptime SLA on the second one?").query
+        "What's the uptime SLA on Dublin?"
+        >>> s.turn_count, f.turn_count
+        (2, 3)
+        """
+        new = object.__new__(type(self))
+        for key, value in self.__dict__.items():
+            if key == "_lock":
+                continue
+            if key == "state":
+                value = self.state.copy()
+            elif key not in self._FORK_SHARED:
+                # _last_user, and whatever per-session attribute is added later: copied,
+                # so a fork never shares mutable state with its parent by accident
+                value = copy.deepcopy(value)
+            new.__dict__[key] = value
+        new._lock = threading.RLock()
+        return new
 
     @classmethod
     def replay(cls, prefix: list[Mapping[str, Any]], **kwargs: Any) -> Session:

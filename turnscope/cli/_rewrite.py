@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -14,12 +15,14 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from turnscope._batch import BatchRewriter
 from turnscope._exceptions import ItemError, TurnscopeError
-from turnscope._items import read_items, rewrite_item
+from turnscope._items import read_items
 from turnscope._session import Session, TurnResult
 from turnscope.cli._app import app
 from turnscope.cli._common import check_timeout, load_vocabulary, make_cli_rewriter
 from turnscope.cli._llm_opts import MaxTokensOption, SystemRoleOption
+from turnscope.cli._progress import ProgressOption, count_items, item_progress
 from turnscope.cli._resolver_opts import ResolverThresholdOption, resolver_from_option
 from turnscope.scope import get_policy
 
@@ -108,6 +111,7 @@ def rewrite(
     max_tokens: MaxTokensOption = None,
     system_role: SystemRoleOption = "auto",
     resolver_threshold: ResolverThresholdOption = None,
+    progress: ProgressOption = None,
 ) -> None:
     """Rewrite each follow-up item into a standalone query (one JSON line per item, in order).
 
@@ -117,6 +121,10 @@ def rewrite(
     "line"}}, and its message on stderr with the line number; the exit code is 1 if
     any line was bad. Blank lines are not items: they are skipped and get no output
     line. The output is never the input file (the command refuses, exit code 2).
+
+    Items whose histories share turns (one item per turn of a conversation) share the
+    replay of those turns (turnscope.BatchRewriter); each output line is the one a fresh
+    session replaying the item's whole history gives.
     """
     try:
         get_policy(policy)
@@ -138,6 +146,11 @@ def rewrite(
             source.close()
         raise
     bad = 0
+    batch = BatchRewriter(make_session)
+    # an ExitStack rather than a with-block: the bar must stop before the files close
+    bar = contextlib.ExitStack()
+    advance = bar.enter_context(item_progress(err, enabled=progress,
+                                              count=lambda: count_items(input)))
     try:
         for line_no, item in read_items(source, name=name):
             if isinstance(item, ItemError):
@@ -145,7 +158,7 @@ def rewrite(
                 _say_error(str(item))
             else:
                 try:
-                    row = rewrite_item(item, make_session).to_output(item.id)
+                    row = batch.rewrite(item).to_output(item.id)
                 except TurnscopeError as exc:
                     row = _error_row(item.id, "rewrite_error", str(exc), line_no)
                     _say_error(f"{name}:line {line_no} (id {item.id!r}): {exc}")
@@ -157,6 +170,7 @@ def rewrite(
                 bad += 1
             out.write(_json_line(row))
             out.flush()
+            advance()
     except BrokenPipeError:
         # the reader went away (``| head``): stop quietly, as other filters do
         _silence_stdout()
@@ -166,6 +180,7 @@ def rewrite(
         _say_error(f"cannot write {where}: {exc.strerror or exc}")
         raise typer.Exit(1) from None
     finally:
+        bar.close()
         if out is not sys.stdout:
             try:
                 out.close()

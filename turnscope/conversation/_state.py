@@ -8,8 +8,9 @@ the ``relevant`` policy is built once per exchange.
 
 from __future__ import annotations
 
+import copy as _copy
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from turnscope.conversation._model import Role, Screen, Turn
@@ -57,6 +58,38 @@ class ConversationState:
     @property
     def last_index(self) -> int:
         return self.turns[-1].index if self.turns else 0
+
+    def copy(self) -> ConversationState:
+        """An independent state that has seen the same turns (what ``Session.fork`` copies).
+
+        Turns, mentions, enumerations, resolved turns and slots are frozen records: they
+        are shared, and only the containers holding them are new, so a copy costs a few
+        list and dict copies rather than a deep copy of every record. ``memo`` holds each
+        policy's and detector's own mutable state (centroids, trackers, sets of names),
+        whose shape this class does not know: it is deep-copied. A field added later
+        that is not named here is deep-copied too, so a copy is never shared by mistake.
+
+        >>> s = ConversationState()
+        >>> s.memo["names"] = {"ada"}
+        >>> c = s.copy()
+        >>> c.memo["names"].add("bob")
+        >>> sorted(s.memo["names"]), sorted(c.memo["names"])
+        (['ada'], ['ada', 'bob'])
+        """
+        shallow = {"turns": list, "mentions": dict, "enumerations": list,
+                   "enumeration_use": dict, "resolved": dict}
+        values: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name in shallow:
+                values[f.name] = shallow[f.name](value)
+            elif f.name == "slots":
+                values[f.name] = self.slots.copy()
+            elif f.name == "bigram_index":
+                values[f.name] = defaultdict(set, {k: set(v) for k, v in value.items()})
+            else:
+                values[f.name] = _copy.deepcopy(value)
+        return ConversationState(**values)
 
     def turn(self, index: int) -> Turn:
         return self.turns[index - 1]

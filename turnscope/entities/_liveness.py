@@ -148,6 +148,17 @@ class SlotTable:
                 return s
         return None
 
+    def copy(self) -> SlotTable:
+        """An independent table with the same slots (a forked session's): slots are frozen
+        records and are shared; only the containers that :meth:`observe` and
+        :meth:`advance` change are new. The configuration is shared (it is never changed)."""
+        new = SlotTable.__new__(SlotTable)
+        new.config = self.config
+        new._slots = list(self._slots)
+        new._current = dict(self._current)
+        new.now = self.now
+        return new
+
     # -- transitions -----------------------------------------------------------------
     def advance(self, now: int) -> None:
         """Age every slot to turn ``now`` (silence-based transitions)."""
