@@ -295,7 +295,8 @@ def test_chat_shows_query_class_and_slot_table(runner: CliRunner) -> None:
         "What's the uptime SLA on the second one?",
         ":quit",
     ]) + "\n"
-    res = runner.invoke(app, ["chat"], input=script, env=WIDE)
+    # the slot table shows the declared vocabulary's types ("region")
+    res = runner.invoke(app, ["chat", "--vocabulary", "bundled:cloud"], input=script, env=WIDE)
     assert res.exit_code == 0, res.output
     out = res.output
     assert "What's the uptime SLA on Dublin?" in out

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import typer
 
-from turnscope._exceptions import TurnscopeError
+from turnscope._exceptions import ConfigError, TurnscopeError
 from turnscope.cli._llm_opts import rewriter_from_options
-from turnscope.entities import Vocabulary, bundled_vocabularies
+from turnscope.entities import Vocabulary, bundled_vocabularies, bundled_vocabulary
+from turnscope.entities._extract import BUNDLED_CORPUS_OF
 from turnscope.rewriters import Rewriter
 
 #: the longest ``--timeout`` accepted; anything beyond is a typo rather than a wish
@@ -26,13 +27,53 @@ def check_timeout(value: float) -> float:
     return value
 
 
+#: ``--vocabulary`` values that name a shipped vocabulary, as the user writes them
+BUNDLED_CHOICES: dict[str, str] = {f"bundled:{name.replace('_', '-')}": name
+                                   for name in BUNDLED_CORPUS_OF}
+#: what ``--vocabulary`` accepts, for help texts and error messages
+VOCABULARY_CHOICES = ("none, bundled (every shipped vocabulary), "
+                      + ", ".join(BUNDLED_CHOICES) + " or a vocabulary JSON file")
+
+#: the ``--vocabulary`` help of the commands that rewrite a user's own conversations
+VOCABULARY_HELP = ("Entity vocabulary: none (the default: general extraction and the learned "
+                   "resolver), bundled:cloud, bundled:ja-site, bundled (both) or a vocabulary "
+                   "JSON file. A vocabulary decides the conversations that name its entities.")
+
+
 def load_vocabulary(spec: str | None) -> Vocabulary | None:
-    """``bundled`` (default) = the shipped vocabularies; ``none``; or a JSON file path."""
-    if spec is None or spec == "bundled":
-        return bundled_vocabularies()
-    if spec == "none":
+    """The vocabulary a ``--vocabulary`` value declares: ``none`` (also the default,
+    ``None``): no vocabulary, the general extractor and the learned resolver only;
+    ``bundled``: every shipped vocabulary merged; ``bundled:cloud`` /
+    ``bundled:ja-site``: one of them; anything else: a vocabulary JSON file.
+
+    No vocabulary unless one is declared: a shipped demo vocabulary (a fictional cloud
+    vendor's regions, a Japanese site's products) would otherwise decide a stranger's
+    conversation that names "Frankfurt" or "Dublin". An unknown bundled name or a
+    missing file is a :class:`ConfigError` listing the choices.
+
+    >>> load_vocabulary(None) is None
+    True
+    >>> "region" in load_vocabulary("bundled:cloud").types
+    True
+    """
+    if spec is None or spec == "none":
         return None
-    return Vocabulary.load(Path(spec))
+    if spec == "bundled":
+        return bundled_vocabularies()
+    if spec.startswith("bundled:"):
+        # ja_site is the file's name; ja-site is how the choice is written, both are fine
+        name = BUNDLED_CHOICES.get(spec.replace("_", "-"))
+        if name is None:
+            raise ConfigError(f"--vocabulary: no bundled vocabulary named {spec[8:]!r}; "
+                              f"choose {VOCABULARY_CHOICES}")
+        return bundled_vocabulary(name)
+    path = Path(spec)
+    if not path.is_file():
+        hint = (f" (for the shipped one write bundled:{spec})"
+                if f"bundled:{spec.replace('_', '-')}" in BUNDLED_CHOICES else "")
+        raise ConfigError(f"--vocabulary: {spec!r} is not a vocabulary file{hint}; "
+                          f"choose {VOCABULARY_CHOICES}")
+    return Vocabulary.load(path)
 
 
 def make_cli_rewriter(kind: str, base_url: str | None, model: str | None,

@@ -136,8 +136,9 @@ def eval_command(
         help="Retrieve every item from this corpus (a JSONL file, a folder of .md/.txt, or a "
              "bundled name) instead of the bundled corpus of its language.")] = None,
     vocabulary: Annotated[str | None, typer.Option(
-        help="Entity vocabulary: 'bundled', 'none' or a JSON file (default: bundled, 'none' "
-             "for CAsT).")] = None,
+        help="Entity vocabulary: none, bundled, bundled:cloud, bundled:ja-site or a JSON file "
+             "(default: bundled for the bundled set, which is written in those vocabularies; "
+             "none for any other set).")] = None,
     limit: Annotated[int | None, typer.Option(
         min=1, help="Evaluate only the first N items (conversations for topic sets).")] = None,
     resamples: Annotated[int, typer.Option(min=1, help="Bootstrap resamples.")] = 1000,
@@ -201,9 +202,10 @@ def _run_followups(dataset: str, policies: str, report: Path | None, gate: str |
     items, baselines, history_only, label = _load_dataset(dataset, data_root, limit)
     if not items:
         raise _bad(f"{label} holds no follow-up items", "--dataset")
-    public = dataset in ("cast2019", "cast2020")
+    # the bundled set declares its own vocabularies (its conversations are about the
+    # shipped cloud and Japanese-site domains); any other set gets none unless named
     vocab = load_vocabulary(vocabulary if vocabulary is not None
-                            else ("none" if public else "bundled"))
+                            else ("bundled" if dataset == DEFAULT_DATASET else "none"))
     corp = None
     if corpus is not None:
         corp = (bundled_corpus(corpus) if corpus in bundled_corpus_names()

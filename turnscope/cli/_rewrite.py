@@ -20,7 +20,7 @@ from turnscope._exceptions import ItemError, TurnscopeError
 from turnscope._items import read_items
 from turnscope._session import Session, TurnResult
 from turnscope.cli._app import app
-from turnscope.cli._common import check_timeout, load_vocabulary, make_cli_rewriter
+from turnscope.cli._common import VOCABULARY_HELP, check_timeout, load_vocabulary, make_cli_rewriter
 from turnscope.cli._llm_opts import MaxTokensOption, SystemRoleOption
 from turnscope.cli._progress import ProgressOption, count_items, item_progress
 from turnscope.cli._resolver_opts import ResolverThresholdOption, resolver_from_option
@@ -106,8 +106,7 @@ def rewrite(
     model: Annotated[str | None, typer.Option(help="Model name (llm).")] = None,
     timeout: Annotated[float, typer.Option(help="Seconds per LLM call.",
                                            callback=check_timeout)] = 10.0,
-    vocabulary: Annotated[str | None, typer.Option(
-        help="'bundled' (default), 'none', or a vocabulary JSON file.")] = None,
+    vocabulary: Annotated[str, typer.Option(help=VOCABULARY_HELP)] = "none",
     max_tokens: MaxTokensOption = None,
     system_role: SystemRoleOption = "auto",
     resolver_threshold: ResolverThresholdOption = None,
@@ -218,7 +217,7 @@ def _slot_table(result: TurnResult) -> Table:
 @app.command()
 def chat(
     policy: Annotated[str, typer.Option(help="Scope policy.")] = "default",
-    vocabulary: Annotated[str | None, typer.Option(help="'bundled', 'none' or a JSON file.")] = None,
+    vocabulary: Annotated[str, typer.Option(help=VOCABULARY_HELP)] = "none",
     rewriter: Annotated[str, typer.Option(help="embedded or llm.")] = "embedded",
     base_url: Annotated[str | None, typer.Option()] = None,
     model: Annotated[str | None, typer.Option()] = None,

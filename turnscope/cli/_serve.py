@@ -28,6 +28,17 @@ def parse_rate_limit(spec: str) -> tuple[int, float]:
     return int(m.group(1)), float(m.group(2) or 60.0)
 
 
+def _service_vocabulary(spec: str) -> str:
+    """A ``--vocabulary`` the service can load by name (it reads no files a client names,
+    and the default is named the same way)."""
+    from turnscope.cli._common import BUNDLED_CHOICES
+
+    if spec in ("none", "bundled") or spec.replace("_", "-") in BUNDLED_CHOICES:
+        return spec
+    raise typer.BadParameter(f"{spec!r} is not a vocabulary the service ships; choose none, "
+                             f"bundled or {', '.join(BUNDLED_CHOICES)}", param_hint="--vocabulary")
+
+
 @app.command()
 def serve(
     host: Annotated[str, typer.Option(help="Address to listen on (loopback by default).")] = "127.0.0.1",
@@ -46,6 +57,9 @@ def serve(
     max_body: Annotated[int | None, typer.Option(min=1, help="Largest body in bytes (default 256 KiB).")] = None,
     max_message: Annotated[int | None, typer.Option(min=1, help="Longest message in characters "
                                                               "(default 16384).")] = None,
+    vocabulary: Annotated[str, typer.Option(
+        help="The vocabulary of a session that declares none: none (the default), bundled, "
+             "bundled:cloud or bundled:ja-site (a client may name another).")] = "none",
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
     access_log: Annotated[bool, typer.Option(help="Log every request.")] = False,
 ) -> None:
@@ -71,6 +85,7 @@ def serve(
         cfg = ServiceConfig(store=url, keys=ApiKeys.load(keys) if keys is not None else None, limits=limits)
         if ttl is not None:
             cfg = cfg.with_(ttl_seconds=ttl)
+        cfg = cfg.with_(default_vocabulary=_service_vocabulary(vocabulary))
         # open the store once here: a wrong path or an unreachable Redis is a clear error now,
         # not a traceback in every worker
         probe = open_store(cfg.store, ttl_seconds=cfg.ttl_seconds)

@@ -169,7 +169,9 @@ class ServiceConfig:
     lock_wait: float = DEFAULT_LOCK_WAIT
     cache_sessions: int = DEFAULT_CACHE_SESSIONS
     default_policy: str = "default"
-    default_vocabulary: str = "bundled"
+    #: no vocabulary unless one is declared: a shipped demo vocabulary would decide a
+    #: stranger's conversation that names its regions ("Frankfurt", "Dublin")
+    default_vocabulary: str = "none"
 
     def __post_init__(self) -> None:
         if not isinstance(self.ttl_seconds, int | float) or not self.ttl_seconds > 0:

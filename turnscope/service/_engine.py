@@ -106,21 +106,26 @@ class Engine:
         return name
 
     def vocabulary(self, name: str, field: str = "vocabulary") -> Vocabulary | None:
-        """``bundled`` (every shipped vocabulary), ``none``, or a bundled name such as
-        ``cloud``. File paths are not accepted: a client must not make the server read files."""
+        """``none`` (the default), ``bundled`` (every shipped vocabulary), or one shipped
+        vocabulary: ``bundled:cloud`` / ``bundled:ja-site`` (as the CLI writes them) or
+        ``cloud`` / ``ja_site``. File paths are not accepted: a client must not make the
+        server read files."""
         with self._vocab_lock:
             if name in self._vocab:
                 return self._vocab[name]
+        # "bundled:ja-site" is the CLI's spelling of the file name ja_site
+        bare = name[len("bundled:"):].replace("-", "_") if name.startswith("bundled:") else name
         if name == "bundled":
             vocab: Vocabulary | None = bundled_vocabularies()
         elif name == "none":
             vocab = None
-        elif re.fullmatch(r"[a-z0-9_]{1,40}", name):
+        elif re.fullmatch(r"[a-z0-9_]{1,40}", bare):
             try:
-                vocab = bundled_vocabulary(name)
+                vocab = bundled_vocabulary(bare)
             except ConfigError:
-                raise InvalidField(f"{field}: no bundled vocabulary named {name!r} "
-                                   "(use 'bundled', 'none', 'cloud' or 'ja_site')", field=field) from None
+                raise InvalidField(f"{field}: no bundled vocabulary named {name!r} (use 'none', "
+                                   "'bundled', 'bundled:cloud' or 'bundled:ja-site')",
+                                   field=field) from None
         else:
             raise InvalidField(f"{field}: no bundled vocabulary named {name[:80]!r}", field=field)
         with self._vocab_lock:

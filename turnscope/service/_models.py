@@ -76,11 +76,13 @@ class CreateSessionIn(BaseModel):
     """``POST /v1/sessions`` body (optional)."""
 
     model_config = ConfigDict(extra="ignore", strict=True,
-                              json_schema_extra={"example": {"policy": "default", "vocabulary": "cloud"}})
+                              json_schema_extra={"example": {"policy": "default",
+                                                             "vocabulary": "bundled:cloud"}})
     policy: str | None = Field(default=None, max_length=100,
                                description="default, full, window[:W], segment[:centroid|flag], liveness, relevant")
     vocabulary: str | None = Field(default=None, max_length=100,
-                                   description="bundled (default), none, or a bundled name (cloud, ja_site)")
+                                   description="none (default), bundled, bundled:cloud or "
+                                               "bundled:ja-site")
 
 
 class SessionCreated(BaseModel):
