@@ -5,21 +5,22 @@ conversation: item *k*'s history is item *k-1*'s history, its follow-up and the 
 Rewriting every item in a fresh session replays the whole history each time, so a
 conversation of *n* turns costs *n²/2* turns of work. :class:`BatchRewriter` keeps a
 small LRU cache of live sessions keyed by the history they have seen; an item starts
-from a fork (:meth:`Session.fork`) of the session that saw the longest cached part of its
-history and feeds only the turns after it. Each item's result is the one a fresh
-session replaying its whole history gives (:func:`turnscope._items.rewrite_item`): the
-same query, trace and slot table.
+from the session that saw the longest cached part of its history and feeds only the
+turns after it. Each item's result is the one a fresh session replaying its whole
+history gives (:func:`turnscope._items.rewrite_item`): the same query, trace, scope and
+slot table.
 
-Why the cached session is forked rather than continued: the cache cannot know that no
-later item needs the state it holds (items may come out of order, or several follow-ups
-may share one history), and a fork costs a few list copies, far less than one turn.
-
-Which sessions are kept: with the session's own rewriter being the embedded one, the
-session *after* the item's follow-up, since the next item of the conversation has that
-follow-up in its history and the embedded rewriter treats a follow-up exactly as a
-history turn. With another rewriter (a model) the follow-up's rewrite differs from how
-history turns are replayed (by the embedded rewriter, one model call per item), so the
-session of the history alone is kept and the follow-up is rewritten in a fork of it.
+Two sessions are kept per item: the one that has seen the item's history, and (when the
+session's rewriter is the embedded one) a fork of it that has then taken the follow-up.
+The embedded rewriter takes a follow-up exactly as it replays a history turn, so the
+second is where the conversation's next item starts: it is continued in place by that
+item's answer turn and becomes that item's history session. One fork (:meth:`Session.fork`,
+a few list copies, far less than a turn) per item, and an item that shares only part of
+another's history (a second follow-up to the same history, another answer to the same
+question, items out of order) still finds a cached session close to it. With another
+rewriter (a model) the follow-up's rewrite is not how history turns are replayed (those
+go to the embedded rewriter, one model call per item), so only the history session is
+kept and the follow-up is rewritten in a fork of it.
 """
 
 from __future__ import annotations
@@ -162,41 +163,45 @@ class BatchRewriter:
         :func:`turnscope._items.read_items`, or the same as a dict. Raises what a fresh
         session would raise for this item (an :class:`~turnscope.InputError` for a turn
         with no visible text, …), or an InputError naming the fields of a dict that is
-        not an item; a failed item leaves the cache as it was.
+        not an item; a failed item leaves no partly fed session in the cache.
         """
         if not isinstance(item, FollowUpItem):
             item = _validated(item)
         turns: list[_Turn] = [(t.role, t.content, t.screen.model_dump() if t.screen else None)
                               for t in item.prefix]
         history = _History(turns)
+        n = len(turns)
         start, base = 0, None
-        for i in range(len(turns), -1, -1):
+        for i in range(n, -1, -1):
             base = self._cache.get(history.keys[i])
             if base is not None:
                 start = i
-                self._cache.move_to_end(history.keys[i])
                 break
         if base is None:
             session = self._make_session()
             self._fresh += 1
-        elif start == len(turns) and base.rewriter is not base.embedded:
-            session = base  # nothing to feed, and the follow-up below gets a fork of its own
+        elif start < n:
+            # continued in place: the session becomes the one of this item's whole history,
+            # kept below in its stead. Whoever wanted the shorter history finds a shorter
+            # cached one (the previous item's history, kept beside its follow-up's session)
+            session = self._cache.pop(history.keys[start])
         else:
-            session = base.fork()
-            self._forks += 1
+            session = base
+            self._cache.move_to_end(history.keys[n])
         for role, content, screen in turns[start:]:
             session._feed(role, content, screen)
+        if start < n or base is None:
+            self._keep(history.keys[n], session)
+        # the follow-up is taken by a fork: the session of the history stays in the cache
+        # for another item with the same history (a second follow-up, another rewriter's)
+        follow = session.fork()
+        self._forks += 1
         follow_screen = item.screen.model_dump() if item.screen else None
-        if session.rewriter is session.embedded:
-            # the follow-up goes where a history turn would: the session afterwards is the
-            # one the conversation's next item starts from
-            result = session.user(item.follow_up, screen=follow_screen)
-            self._keep(history.extended("user", item.follow_up, follow_screen), session)
-        else:
-            # the history's session is kept even if the follow-up then fails: it is whole
-            self._keep(history.keys[-1], session)
-            self._forks += 1
-            result = session.fork().user(item.follow_up, screen=follow_screen)
+        result = follow.user(item.follow_up, screen=follow_screen)
+        if follow.rewriter is follow.embedded:
+            # the embedded rewriter takes a follow-up exactly as a history turn, so this
+            # session is the one the conversation's next item continues
+            self._keep(history.extended("user", item.follow_up, follow_screen), follow)
         self._items += 1
         self._fed += len(turns) - start
         self._reused += start
