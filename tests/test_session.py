@@ -17,7 +17,7 @@ from turnscope import (
 )
 
 SPEC_FIELDS = {"id", "query", "reference_class", "topic_shift", "entities", "scope", "backend",
-               "fallback", "fallback_reason", "carried"}
+               "fallback", "fallback_reason", "carried", "decided_by"}
 REFERENCE_CLASSES = {"standalone", "textual_immediate", "textual_earlier", "situational_page",
                      "situational_site"}
 PREFIX = [
@@ -107,6 +107,8 @@ def test_to_output_has_exactly_the_spec_fields() -> None:
     assert isinstance(out["topic_shift"], bool)
     assert out["backend"] == "embedded"
     assert out["fallback"] is False and out["fallback_reason"] is None
+    # the user named the cloud vocabulary's entities: its typed slots and the rules decide
+    assert out["decided_by"] == r.decided_by == r.trace["decided_by"] == "vocabulary"
     assert {"policy", "turns", "slots"} <= set(out["scope"])
     assert out["scope"]["policy"] == "default"
     for e in out["entities"]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from turnscope import _tracing
-from turnscope._exceptions import InputError
+from turnscope._exceptions import ConfigError, InputError
 from turnscope._text import normalize_message
 from turnscope.conversation import (
     ConversationState,
@@ -26,7 +26,9 @@ from turnscope.entities import EntityExtractor, LivenessConfig, Mention, SlotTab
 from turnscope.entities._extract import search_before
 from turnscope.references import anchors, classify
 from turnscope.resolver import Resolver
-from turnscope.rewriters._base import Rewriter, RewriteRequest, RewriteResult
+from turnscope.resolver._ranker import session_shift, shift_threshold
+from turnscope.resolver._shift import shift_probability
+from turnscope.rewriters._base import EMBEDDED, Rewriter, RewriteRequest, RewriteResult
 from turnscope.rewriters._embedded import EmbeddedRewriter
 from turnscope.scope import Message, Scope, ScopePolicy, get_policy
 
@@ -60,6 +62,8 @@ class TurnResult:
     trace: Mapping[str, object] = field(default_factory=dict)
     #: what the rewrite brought in from earlier turns or the screen, in query order
     carried: tuple[str, ...] = ()
+    #: which path wrote the query (see :func:`_decided_by`)
+    decided_by: str = "rules"
 
     def to_output(self, item_id: str | None = None) -> dict[str, Any]:
         """The SPEC section 4 rewrite-output object."""
@@ -76,6 +80,7 @@ class TurnResult:
             "fallback": self.fallback,
             "fallback_reason": self.fallback_reason,
             "carried": list(self.carried),
+            "decided_by": self.decided_by,
         })
         if self.leaks:
             out["leaks"] = list(self.leaks)
@@ -141,6 +146,34 @@ def _name(rewriter: object) -> str:
     """A rewriter's name for traces (a Rewriter has one; a duck-typed one may not)."""
     name = getattr(rewriter, "name", None)
     return name if isinstance(name, str) else type(rewriter).__name__
+
+
+def _decided_by(result: RewriteResult) -> str:
+    """Which path wrote a turn's query, read off the rewrite's backend and trace.
+
+    ``resolver``: the learned resolver chose what to carry (open-domain English);
+    ``vocabulary``: the user has named entities of the declared vocabulary in this
+    conversation, so the learned resolver stood aside and the rules decided over the
+    vocabulary's typed slots (English messages); ``rules``: the rules alone (a pivot, a
+    Japanese message, the screen or explicit recall, an ordinal over a list or an
+    elaboration in open-domain talk, or a session without a resolver);
+    ``llm``: the configured LLM rewriter; ``rewriter``: another configured backend;
+    ``fallback``: a configured backend failed and the embedded rewriter answered. A
+    rewriter may name its path itself with a ``"path"`` entry in its trace.
+    """
+    named = result.trace.get("path")
+    if isinstance(named, str) and named:
+        return named
+    if result.fallback:
+        return "fallback"
+    if result.backend != EMBEDDED:
+        return "llm" if result.backend.startswith("llm") else "rewriter"
+    rules = result.trace.get("rules")
+    if isinstance(rules, list) and "learned-resolver" in rules:
+        return "resolver"
+    if result.trace.get("domain") == "vocabulary":
+        return "vocabulary"
+    return "rules"
 
 
 def _locked(method: Callable[Concatenate[Session, _P], _R]) -> Callable[Concatenate[Session, _P], _R]:
@@ -275,22 +308,27 @@ class Session:
             if sp is not None:
                 _tracing.set_scope(sp, scope, message)
         result = self._rewrite(RewriteRequest(message, scope, state), rewriter)
+        # scored before the turn is appended (the detector scores a message, not a turn)
+        shift, shift_trace = self._topic_shift(message, result)
 
         entities = result.entities
         self._append(Turn(idx, Role.USER, content, lang, scr), entities)
         state.slots.observe(idx, entities, by_user=True)
+        # the session's own records keep the rewriter's flag: the rewriter reads it back in
+        # later turns, and segment:flag is defined as the flag riding on the rewrite
         state.resolved[idx] = ResolvedTurn(idx, result.query, entities, result.focus,
                                            result.topic_shift, self._topic(result))
         state.index_exchange_text(idx, content + " " + result.query)
         if result.topic_shift:
             # the flag detector: the flag riding on this rewrite opens a new segment
             state.memo["segment_start:flag"] = idx
+        decided_by = _decided_by(result)
         self._last_user = idx
         out = TurnResult(
             turn=idx,
             query=result.query,
             reference_class=result.reference_class,
-            topic_shift=result.topic_shift,
+            topic_shift=shift,
             entities=self._entity_rows(entities),
             scope=scope,
             backend=result.backend,
@@ -298,14 +336,42 @@ class Session:
             fallback_reason=result.fallback_reason,
             leaks=result.leaks,
             slot_table=tuple(self.slot_rows()),
-            trace=result.trace,
+            trace={**result.trace, "decided_by": decided_by, **shift_trace},
             carried=result.carried,
+            decided_by=decided_by,
         )
         logger.info("turn %d %s -> %r | slots: %s", idx, c.spec_class, result.query,
                     "; ".join(f"{r['type']}:{r['name']}={r['status']}" for r in out.slot_table))
         return out
 
     # -- internals -----------------------------------------------------------------
+    def _topic_shift(self, message: Message, result: RewriteResult) -> tuple[bool, dict[str, object]]:
+        """The output's ``topic_shift``: the learned detector's thresholded decision
+        (:mod:`turnscope.resolver._shift`, the model's shipped threshold) or an explicit
+        change-of-subject cue (the classifier's pivot patterns, which the detector also
+        reads), whatever the rewriter or the scope policy. The first user turn has nothing
+        to shift from. Only if the detector cannot be loaded does the rewriter's own flag
+        stand in (``shift_decided_by: "rewriter"``)."""
+        state = self.state
+        pivot = message.classification.pivot and any(t.role is Role.USER for t in state.turns)
+        notes: dict[str, object] = {"rewriter_topic_shift": result.topic_shift}
+        try:
+            resolver = self.embedded.resolver
+            # through the resolver's embedder when there is one: the message is then
+            # embedded once for the resolver and the detector
+            p = session_shift(state, message.index, message.text, resolver) \
+                if resolver is not None else shift_probability(state, message)
+            threshold = shift_threshold()
+        except ConfigError as exc:
+            logger.warning("topic-shift detector unavailable (%s); topic_shift is the "
+                           "rewriter's flag", exc)
+            notes.update(shift_decided_by="rewriter", shift_unavailable=str(exc))
+            return result.topic_shift or pivot, notes
+        detected = p >= threshold
+        notes.update(shift_probability=round(p, 4), shift_threshold=threshold,
+                     shift_decided_by="pivot" if pivot and not detected else "detector")
+        return detected or pivot, notes
+
     def _kind_references(self, mentions: list[Mention], content: str) -> tuple[Mention, ...]:
         """An answer's "the support plan", "the database": a definite kind noun names the
         entity of that kind the conversation is on (the newest current slot of it)."""

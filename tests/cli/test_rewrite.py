@@ -15,7 +15,7 @@ from turnscope.cli import app
 
 REPO = Path(__file__).resolve().parents[2]
 SPEC_FIELDS = {"id", "query", "reference_class", "topic_shift", "entities", "scope", "backend",
-               "fallback", "fallback_reason", "carried"}
+               "fallback", "fallback_reason", "carried", "decided_by"}
 WIDE = {"COLUMNS": "200"}
 
 ORDINAL = {
@@ -327,3 +327,42 @@ def test_chat_unknown_policy_is_a_clear_error(runner: CliRunner) -> None:
     res = runner.invoke(app, ["chat", "--policy", "nope"], input=":quit\n", env=WIDE)
     assert res.exit_code != 0
     assert "nope" in flat(res.output)
+
+
+# -- vocabulary: none unless declared --------------------------------------------------
+
+def test_rewrite_declares_no_vocabulary_by_default_and_loads_a_bundled_one(
+        runner: CliRunner, tmp_path: Path) -> None:
+    items = write_lines(tmp_path / "items.jsonl", [jl(ORDINAL)])
+    plain = runner.invoke(app, ["rewrite", "--input", str(items)], env=WIDE)
+    cloud = runner.invoke(app, ["rewrite", "--input", str(items), "--vocabulary", "bundled:cloud"],
+                          env=WIDE)
+    assert plain.exit_code == 0 and cloud.exit_code == 0, (plain.output, cloud.output)
+    (p,), (c,) = out_lines(plain.stdout), out_lines(cloud.stdout)
+    assert "Dublin" in p["query"] and "Dublin" in c["query"]
+    # the cloud vocabulary types Dublin as a region and decides the conversation
+    assert {"type": "region", "name": "Dublin", "status": "live"} in c["entities"]
+    assert c["decided_by"] == "vocabulary"
+    assert all(e["type"] != "region" for e in p["entities"])
+    assert p["decided_by"] != "vocabulary"
+
+
+@pytest.mark.parametrize("command", ["rewrite", "chat"])
+def test_unknown_bundled_vocabulary_exits_2_naming_the_choices(
+        runner: CliRunner, tmp_path: Path, command: str) -> None:
+    items = write_lines(tmp_path / "items.jsonl", [jl(ORDINAL)])
+    args = ["rewrite", "--input", str(items)] if command == "rewrite" else ["chat"]
+    res = runner.invoke(app, [*args, "--vocabulary", "bundled:nope"], input=":quit\n", env=WIDE)
+    assert res.exit_code == 2, res.output
+    msg = flat(res.output)
+    assert "nope" in msg
+    for choice in ("none", "bundled:cloud", "bundled:ja-site"):
+        assert choice in msg, msg
+    assert "Traceback" not in res.output
+
+
+def test_a_bare_bundled_name_is_not_a_file(runner: CliRunner, tmp_path: Path) -> None:
+    items = write_lines(tmp_path / "items.jsonl", [jl(ORDINAL)])
+    res = runner.invoke(app, ["rewrite", "--input", str(items), "--vocabulary", "cloud"], env=WIDE)
+    assert res.exit_code == 2, res.output
+    assert "bundled:cloud" in flat(res.output)

@@ -7,7 +7,8 @@ answer as an assistant turn. A turn is predicted a switch when
 
 - ``centroid`` and ``learned``: the segment policy opened a new segment at it
   (``scope.topic_shift``);
-- ``flag``: the rewrite carried ``topic_shift`` (the flag rides on the rewrite).
+- ``flag``: the rewriter flagged a shift (the flag rides on the rewrite; the session's
+  trace keeps it as ``rewriter_topic_shift``).
 
 The first turn of a conversation is not scored: there is nothing to switch
 from, so every detector (and the labels) say "no switch" there and counting it
@@ -130,7 +131,10 @@ def detect_switches(conversation: Sequence[TopicTurn], detector: str,
             out.append(False)
             continue
         result = session.user(turn.question)
-        out.append(result.topic_shift if detector == "flag" else result.scope.topic_shift)
+        # flag: the rewriter's own flag (what segment:flag cuts at); the output's
+        # topic_shift is the learned detector's decision whatever the policy
+        out.append(bool(result.trace.get("rewriter_topic_shift", result.topic_shift))
+                   if detector == "flag" else result.scope.topic_shift)
         if turn.answer.strip():
             session.assistant(turn.answer)
     if out:
