@@ -4,7 +4,7 @@ centroid detector and the trivial baselines.
 Run from the repository root::
 
     python benchmarks/topic_shift.py [--data-root DIR] [--png benchmarks/out/topic_shift_pr.png]
-                                     [--limit N] [--resamples 1000]
+                                     [--limit N] [--resamples 1000] [--no-output]
 
 Each conversation is fed turn by turn (the question as a user turn, the answer as an
 assistant turn) and turns 2..n are scored, as ``turnscope eval --dataset topiocqa
@@ -18,6 +18,16 @@ conversations are also run through the harness's sessions
 Precision, recall and F1 carry 95% intervals from a bootstrap over conversations (the
 same resampling as :func:`turnscope.evaluation.score_detection`: turns within one
 conversation are not independent).
+
+Beside the detectors, two rows score what a user reads: ``output`` is the
+``topic_shift`` field a :class:`~turnscope.Session` with default settings (the field
+``turnscope rewrite`` writes) returns for each turn, each conversation replayed through
+one session (question as a user turn, answer as an assistant turn); since issue 21 it
+is the learned detector's decision or an explicit pivot cue, so it should score as
+``learned`` does. ``rewriter flag`` is the embedded rewriter's own flag for the same
+turns (the session's trace keeps it as ``rewriter_topic_shift``): what the field held
+before issue 21. Both come from the same sessions, with the same bootstrap intervals;
+``--no-output`` skips them (they rewrite every turn, which takes minutes).
 
 The PNG shows the learned detector's precision and recall on TopiOCQA dev as its
 threshold varies, each point a full replay (the segment the detector compares a turn
@@ -45,6 +55,7 @@ from rich.console import Console
 from rich.progress import track
 from rich.table import Table
 
+from turnscope import Session
 from turnscope._encoder import default_encoder
 from turnscope.conversation import ConversationState, Role, Turn
 from turnscope.datasets import TopicTurn, load_tiage, load_topiocqa, resolve_data_root
@@ -55,6 +66,8 @@ from turnscope.resolver._shift_train import embed_conversations, replay
 from turnscope.scope import CentroidDetector
 
 DETECTORS = ("never", "always", "centroid", "learned")
+#: rows read off full sessions: the output field, and the rewriter's own flag
+OUTPUT_ROWS = ("output", "rewriter flag")
 
 
 def _counts(convs: Sequence[Sequence[TopicTurn]], preds: Sequence[Sequence[bool]]) -> np.ndarray:
@@ -139,8 +152,61 @@ def state_switches(conv: Sequence[TopicTurn], detector: str) -> list[bool]:
     return out
 
 
+def session_outputs(conv: Sequence[TopicTurn]) -> tuple[list[bool], list[bool]]:
+    """Per turn of one conversation replayed through a :class:`Session` with default
+    settings: the ``topic_shift`` it outputs, and the rewriter's own flag (its trace's
+    ``rewriter_topic_shift``). The first turn, and an empty question, count as no switch,
+    as :func:`detect_switches` counts them."""
+    session = Session()
+    output: list[bool] = []
+    flag: list[bool] = []
+    for turn in conv:
+        if not turn.question.strip():
+            output.append(False)
+            flag.append(False)
+            continue
+        result = session.user(turn.question)
+        output.append(result.topic_shift)
+        flag.append(bool(result.trace.get("rewriter_topic_shift")))
+        if turn.answer.strip():
+            session.assistant(turn.answer)
+    if output:
+        output[0] = flag[0] = False
+    return output, flag
+
+
+def score_outputs(name: str, convs: list[list[TopicTurn]], resamples: int, seed: int,
+                  console: Console) -> tuple[dict[str, tuple[np.ndarray, np.ndarray, int]],
+                                             list[list[bool]]]:
+    """The ``output`` and ``rewriter flag`` rows (see the module docstring), and the
+    output's predictions per conversation."""
+    t0 = time.perf_counter()
+    runs = [session_outputs(c) for c in
+            track(convs, description=f"{name}: sessions", console=console)]
+    out = {}
+    for row, preds in zip(OUTPUT_ROWS, ([r[0] for r in runs], [r[1] for r in runs]),
+                          strict=True):
+        counts = _counts(convs, preds)
+        point, ci = intervals(counts, resamples, seed)
+        out[row] = (point, ci, int(counts[:, 0].sum() + counts[:, 1].sum()))
+        console.log(f"{name} {row}: F1 {point[2]:.3f}")
+    console.log(f"{name} sessions: {time.perf_counter() - t0:.0f} s")
+    return out, [r[0] for r in runs]
+
+
+def agreement(a: Sequence[Sequence[bool]], b: Sequence[Sequence[bool]]) -> tuple[int, int]:
+    """Scored turns (2..n) on which two prediction lists agree, and how many there are."""
+    same = total = 0
+    for x, y in zip(a, b, strict=True):
+        for p, q in list(zip(x, y, strict=True))[1:]:
+            same += p == q
+            total += 1
+    return same, total
+
+
 def score_set(name: str, convs: list[list[TopicTurn]], resamples: int, seed: int,
               console: Console, sessions: bool = False, check: int = 1,
+              preds_out: dict[str, list[list[bool]]] | None = None,
               ) -> dict[str, tuple[np.ndarray, np.ndarray, int]]:
     out = {}
     for det in DETECTORS:
@@ -159,6 +225,8 @@ def score_set(name: str, convs: list[list[TopicTurn]], resamples: int, seed: int
         harness = score_detection(det, convs, preds, resamples=resamples, seed=seed)
         assert abs(harness.f1 - point[2]) < 1e-9, (harness.f1, point[2])
         out[det] = (point, ci, int(counts[:, 0].sum() + counts[:, 1].sum()))
+        if preds_out is not None:
+            preds_out[det] = preds
         console.log(f"{name} {det}: F1 {point[2]:.3f} ({time.perf_counter() - t0:.0f} s)")
     return out
 
@@ -172,7 +240,8 @@ def print_table(title: str, scores: dict[str, tuple[np.ndarray, np.ndarray, int]
     for det, (point, ci, predicted) in scores.items():
         cells = [f"{point[k]:.3f} [{ci[0, k]:.3f}, {ci[1, k]:.3f}]" for k in (2, 0, 1)]
         table.add_row(det, *cells, str(predicted),
-                      style="dim" if det in ("never", "always") else "")
+                      style="dim" if det in ("never", "always") else
+                      "bold" if det == "output" else "")
     console.print(table)
 
 
@@ -226,6 +295,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                     help="run every conversation through full sessions (slow)")
     ap.add_argument("--check", type=int, default=1,
                     help="conversations per set also run through sessions, which must agree")
+    ap.add_argument("--no-output", dest="output", action="store_false",
+                    help="skip the output and rewriter-flag rows (full sessions, slow)")
     args = ap.parse_args(argv)
     # wide enough for the table when the output is a file, not a terminal
     console = Console(width=None if sys.stdout.isatty() else 110)
@@ -236,8 +307,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     for name, loader in (("TopiOCQA dev", load_topiocqa), ("TIAGE dev", load_tiage)):
         convs = loader(root)
         convs = convs[: args.limit] if args.limit else convs
+        preds: dict[str, list[list[bool]]] = {}
         scores = score_set(name, convs, args.resamples, args.seed, console,
-                           sessions=args.sessions, check=args.check)
+                           sessions=args.sessions, check=args.check, preds_out=preds)
+        if args.output:
+            rows, output = score_outputs(name, convs, args.resamples, args.seed, console)
+            scores.update(rows)
+            same, total = agreement(output, preds["learned"])
+            console.print(f"{name}: the output field agrees with the learned detector on "
+                          f"{same} of {total} scored turns")
         turns = sum(len(c) - 1 for c in convs)
         switches = sum(t.is_switch for c in convs for t in c[1:])
         print_table(f"topic-shift detection · {name} ({len(convs)} conversations)", scores,
