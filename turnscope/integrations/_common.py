@@ -24,6 +24,7 @@ __all__ = [
     "HistoryTurn",
     "SessionFactory",
     "TRACE_KEY",
+    "history_turn",
     "missing_extra",
     "role_of",
     "trace_of",

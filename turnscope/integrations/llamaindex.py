@@ -154,6 +154,7 @@ class TurnscopeChatEngine(CondenseQuestionChatEngine):
         session_factory: SessionFactory | None = None,
         condense_question_prompt: BasePromptTemplate | None = None,
         llm: LLM | None = None,
+        cache_size: int = 4,
         **kwargs: Any,
     ) -> TurnscopeChatEngine:
         """An engine over ``query_engine`` with a fresh :class:`Memory` holding
@@ -162,13 +163,14 @@ class TurnscopeChatEngine(CondenseQuestionChatEngine):
         if condense_question_prompt is not None:
             raise InputError("TurnscopeChatEngine makes no LLM condense call, so "
                              "condense_question_prompt has nothing to shape; leave it out")
-        unknown = set(kwargs) - {"cache_size"}
-        if unknown:
-            raise InputError(f"TurnscopeChatEngine.from_defaults got unknown arguments {sorted(unknown)}")
+        if kwargs:
+            # the base class's system_prompt / prefix_messages are not supported there
+            # either; anything else is a typo that would otherwise be dropped silently
+            raise InputError(f"TurnscopeChatEngine.from_defaults got unknown arguments {sorted(kwargs)}")
         if memory is None:
             memory = Memory.from_defaults(chat_history=chat_history or [])
         return cls(query_engine, memory, session_factory=session_factory, llm=llm, verbose=verbose,
-                   callback_manager=Settings.callback_manager, cache_size=kwargs.get("cache_size", 4))
+                   callback_manager=Settings.callback_manager, cache_size=cache_size)
 
     def _rewrite(self, chat_history: list[ChatMessage], last_message: str) -> str:
         result = self._rewriter.rewrite(last_message, messages_to_turns(chat_history))
