@@ -114,6 +114,11 @@ def rewrite(
 ) -> None:
     """Rewrite each follow-up item into a standalone query (one JSON line per item, in order).
 
+    Each line is the SPEC section 4 object plus ``decided_by`` (which path wrote the
+    query: resolver, vocabulary, rules, llm, fallback); ``topic_shift`` is the learned
+    detector's decision or an explicit pivot cue (docs/output.md). No vocabulary is
+    loaded unless ``--vocabulary`` declares one.
+
     Every non-blank input line gets exactly one output line, in order. A bad line
     (invalid UTF-8, invalid JSON, an invalid item, or an item whose rewrite fails) gets
     an error object in its place, {"id": ID or null, "error": {"type", "message",
