@@ -197,11 +197,14 @@ class Session:
 
     ``policy`` is a name (``default``, ``full``, ``window:2``, ``segment:flag``…) or a
     :class:`~turnscope.scope.ScopePolicy`; ``rewriter`` any :class:`Rewriter`
-    (the embedded one by default); ``resolver`` the learned resolver the embedded
-    rewriter consults (the shipped model by default; ``None`` for rules only). When a
-    configured rewriter fails, the
-    embedded rewriter answers and the result says so (``fallback``). A wrong argument
-    raises :class:`~turnscope.InputError` naming it.
+    (the embedded one by default); ``vocabulary`` a domain :class:`Vocabulary`, none
+    unless declared (``bundled_vocabulary("cloud")`` is a demo domain, not a default:
+    it decides every conversation that names its entities); ``resolver`` the learned
+    resolver the embedded rewriter consults (the shipped model by default; ``None`` for
+    rules only). When a configured rewriter fails, the embedded rewriter answers and the
+    result says so (``fallback``); ``decided_by`` says which path wrote each query and
+    ``topic_shift`` is the learned detector's decision (docs/output.md). A wrong
+    argument raises :class:`~turnscope.InputError` naming it.
 
     Every turn is normalised as it enters (:func:`turnscope._text.normalize_message`):
     half-width katakana and full-width Latin letters take their ordinary width,
