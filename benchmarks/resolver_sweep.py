@@ -37,6 +37,9 @@ def main() -> None:
     ap.add_argument("--png", type=Path, default=Path("benchmarks/figures/resolver_sweep.png"))
     ap.add_argument("--json", type=Path, default=Path("benchmarks/figures/resolver_sweep.json"))
     ap.add_argument("--limit", type=int, default=0, help="first N items (quick runs)")
+    ap.add_argument("--compare", type=Path, default=None,
+                    help="another resolver model file (e.g. the one shipped before issue 20) swept beside")
+    ap.add_argument("--compare-label", default="resolver before issue 20")
     args = ap.parse_args()
     console = Console(width=160)
     items = SETS[args.set][1]()
@@ -56,6 +59,19 @@ def main() -> None:
         rows.append((t, f["coverage"], f["contamination"]))
         console.print(f"threshold {t:.2f}: coverage {f['coverage']:.3f}, "
                       f"contamination {f['contamination']:.3f}", highlight=False)
+    other: list[tuple[float, float, float]] = []
+    if args.compare is not None:
+        from turnscope.resolver import Resolver
+
+        old = Resolver.load(args.compare, embedder=r.embedder)
+        for t in thresholds:
+            ot = old.with_threshold(t)
+
+            def make_old(ot: object = ot) -> Session:
+                return Session(resolver=ot)  # type: ignore[arg-type]
+
+            f = figures(items, replay(items, make_old, console, f"{args.compare_label} at {t:.2f}"))
+            other.append((t, f["coverage"], f["contamination"]))
     shipped = figures(items, replay(items, lambda: Session(resolver=r), console, "shipped"))
     ship_label = f"shipped: {r.slot_threshold:.2f} with a pronoun slot, {r.threshold:.2f} without"
     console.print(f"{ship_label}: coverage {shipped['coverage']:.3f}, "
@@ -72,6 +88,8 @@ def main() -> None:
         table.add_column(col, justify="right")
     for t, cv, cn in rows:
         table.add_row(f"{t:.2f}", f"{cv:.3f}", f"{cn:.3f}")
+    for t, cv, cn in other:
+        table.add_row(f"{args.compare_label} {t:.2f}", f"{cv:.3f}", f"{cn:.3f}", style="dim")
     table.add_row(ship_label, f"{shipped['coverage']:.3f}", f"{shipped['contamination']:.3f}",
                   style="bold")
     for name, f in base.items():
@@ -83,7 +101,11 @@ def main() -> None:
                                      "shipped": shipped,
                                      "sweep": [{"threshold": t, "coverage": cv, "contamination": cn}
                                                for t, cv, cn in rows],
-                                     "baselines": base}, indent=1) + "\n", encoding="utf-8")
+                                     "baselines": base,
+                                     "compare": {"label": args.compare_label,
+                                                 "sweep": [{"threshold": t, "coverage": cv, "contamination": cn}
+                                                           for t, cv, cn in other]} if other else None},
+                                    indent=1) + "\n", encoding="utf-8")
     import matplotlib
 
     matplotlib.use("Agg")
@@ -91,6 +113,9 @@ def main() -> None:
 
     fig, ax = plt.subplots(figsize=(7.5, 5.5))
     ax.plot([cn for _, _, cn in rows], [cv for _, cv, _ in rows], "o-", label="learned resolver")
+    if other:
+        ax.plot([cn for _, _, cn in other], [cv for _, cv, _ in other], "x--", color="grey",
+                label=args.compare_label)
     for name, f in base.items():
         ax.plot([f["contamination"]], [f["coverage"]], "s", ms=6, alpha=0.7, label=name)
     for t, cv, cn in rows[::2]:
