@@ -1,0 +1,79 @@
+"""The neural tagger's encoding, word grouping and evidence (turnscope.resolver._neural)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from turnscope._exceptions import ConfigError
+from turnscope.resolver._candidates import HistoryTurn, key_of
+from turnscope.resolver._neural import (
+    DEFAULT_MAX_LEN,
+    MAX_TURNS,
+    NeuralEvidence,
+    NeuralTagger,
+    default_tagger,
+    encode,
+    load_tokenizer,
+    word_scores,
+)
+
+
+@pytest.fixture(scope="module")
+def tok():  # type: ignore[no-untyped-def]
+    return load_tokenizer()
+
+
+def test_encode_puts_the_message_first_and_the_newest_turn_next(tok) -> None:  # type: ignore[no-untyped-def]
+    e = encode(tok, "when was it released?", ["tell me about the golden gun", "Guy Hamilton directed it."])
+    assert e.ids[0] == tok.token_to_id("[CLS]")
+    first_history = next(k for k, s in enumerate(e.spans) if s is not None)
+    # the first history token belongs to the newest turn (position 0), the answer
+    assert e.spans[first_history][0] == 0
+    assert all(t == 0 for t in e.type_ids[:first_history]) and e.type_ids[first_history] == 1
+    assert len(e.ids) == len(e.type_ids) == len(e.spans)
+
+
+def test_encode_respects_the_length_budget(tok) -> None:  # type: ignore[no-untyped-def]
+    long = " ".join(["photosynthesis converts light into chemical energy"] * 60)
+    e = encode(tok, "why?", [long] * 20)
+    assert len(e.ids) <= DEFAULT_MAX_LEN
+    # at most MAX_TURNS turns are read, newest first
+    assert max(s[0] for s in e.spans if s is not None) < MAX_TURNS
+
+
+def test_word_scores_group_pieces_into_words_and_keep_the_best_per_stem(tok) -> None:  # type: ignore[no-untyped-def]
+    history = ["Is lobular carcinoma dangerous?"]
+    e = encode(tok, "how is it treated?", history)
+    probs = np.full(len(e.ids), 0.1)
+    start = history[0].find("lobular")
+    pieces = [k for k, s in enumerate(e.spans) if s is not None and start <= s[1] < start + len("lobular")]
+    probs[pieces[-1]] = 0.9  # only the word's last piece: the word still gets it
+    scores = word_scores(e, probs, history)
+    (lobular,) = key_of("lobular")
+    assert scores[lobular] == pytest.approx(0.9)
+    # function words have no stem; every stem comes from the history
+    assert set(scores) <= set(key_of(history[0]))
+
+
+def test_phrase_evidence_counts_an_unread_stem_as_zero() -> None:
+    ev = NeuralEvidence(0.8, {"lobular": 0.9, "carcinoma": 0.5})
+    assert ev.phrase(frozenset({"lobular", "carcinoma"})) == pytest.approx((0.9, 0.7, 0.5))
+    assert ev.phrase(frozenset({"lobular", "unseen"})) == pytest.approx((0.9, 0.45, 0.0))
+    assert ev.top == pytest.approx(0.9)
+
+
+def test_missing_model_is_a_config_error(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ConfigError, match="no neural tagger"):
+        NeuralTagger(model=tmp_path / "absent.onnx")
+
+
+def test_the_shipped_tagger_gives_probabilities_and_caches() -> None:
+    t = default_tagger()
+    h = [HistoryTurn(1, "user", "who directed the man with the golden gun"),
+         HistoryTurn(2, "assistant", "Guy Hamilton directed The Man with the Golden Gun.")]
+    ev = t.evidence("when was it released?", h)
+    assert 0.0 <= ev.need <= 1.0
+    assert ev.stems and all(0.0 <= v <= 1.0 for v in ev.stems.values())
+    assert t.evidence("when was it released?", h) is ev
+    assert t.evidence("when was it released?", []).stems == {}
