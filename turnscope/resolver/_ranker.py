@@ -39,7 +39,7 @@ from turnscope.resolver._features import FEATURES, featurize
 from turnscope.resolver._neural import NeuralTagger, default_tagger
 from turnscope.resolver._realize import has_slot, realize
 
-__all__ = ["DEFAULT_HISTORY_TURNS", "GATE_EXTRA", "Resolution", "Resolver", "ScoredCandidate",
+__all__ = ["DEFAULT_HISTORY_TURNS", "tagger_view", "GATE_EXTRA", "Resolution", "Resolver", "ScoredCandidate",
            "carried_count", "default_resolver", "may_name", "gate_rows", "history_of", "ranked_for",
            "scope_history", "session_shift", "shift_threshold", "shortlist"]
 
@@ -81,6 +81,15 @@ class Resolution:
         if self.declined:
             out["declined"] = self.declined
         return out
+
+
+def tagger_view(history: Sequence[HistoryTurn], rewrites: bool) -> list[HistoryTurn]:
+    """The history as the neural tagger reads it: with ``rewrites``, each earlier user turn
+    as the query it was rewritten to (a session's own; the human one in training), so a
+    subject the last rewrite carried is in the newest user turn of the tagger's window."""
+    if not rewrites:
+        return list(history)
+    return [HistoryTurn(t.index, t.role, t.rewrite or t.text) if t.rewrite else t for t in history]
 
 
 def scope_history(history: Sequence[HistoryTurn], turns: int = DEFAULT_HISTORY_TURNS) -> list[HistoryTurn]:
@@ -157,6 +166,8 @@ class Resolver:
         #: without the neural tagger's columns never runs the tagger)
         self._columns = np.asarray([FEATURES.index(f) for f in names], dtype=np.intp)
         self.uses_neural = any(f.startswith("nn_") for f in names)
+        #: whether the tagger reads earlier user turns as the queries they were rewritten to
+        self.nn_rewrites = bool(meta.get("nn_reads_rewrites", False))
         self._tagger = tagger
         self._booster = booster
         self._gate = gate
@@ -237,7 +248,7 @@ class Resolver:
             return [], np.zeros(0), np.zeros((0, len(self._columns)), dtype=np.float32)
         p = self.shift(message, history) if shift is None else shift
         tagger = self.tagger
-        ev = tagger.evidence(message, history) if tagger is not None else None
+        ev = tagger.evidence(message, tagger_view(history, self.nn_rewrites)) if tagger is not None else None
         x = featurize(message, hist, cands, self.embedder.query, p, ev)[:, self._columns]
         # one thread: a message's hundred rows cost less than starting a thread team, and a
         # team contends with the e5 engine's own OpenMP threads, which spin on the other
