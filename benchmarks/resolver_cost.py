@@ -37,7 +37,8 @@ from rich.table import Table
 from turnscope import Session
 from turnscope.datasets import load_cast
 from turnscope.resolver import CachedEmbedder, Resolver
-from turnscope.resolver._candidates import clear_text_caches, sentences
+from turnscope.resolver._candidates import HistoryTurn, clear_text_caches, sentences
+from turnscope.resolver._neural import default_tagger
 
 
 def exchanges(items: list[dict[str, Any]]) -> list[list[tuple[str, str]]]:
@@ -71,6 +72,7 @@ def fresh_learned() -> Session:
     """A session with the learned resolver and nothing cached from an earlier one: a fresh
     embedder, and the chunk and key caches emptied (CAsT passages recur across topics)."""
     clear_text_caches()
+    default_tagger().clear_cache()
     return Session(resolver=Resolver.load(embedder=CachedEmbedder()))
 
 
@@ -80,6 +82,7 @@ def warm_learned(embedder: CachedEmbedder) -> Any:
 
     def make() -> Session:
         clear_text_caches()
+        default_tagger().clear_cache()
         return Session(resolver=Resolver.load(embedder=embedder))
 
     return make
@@ -96,6 +99,22 @@ def encoder_alone(convs: list[list[tuple[str, str]]]) -> list[float]:
             t0 = time.perf_counter()
             emb.query([turns[k][1]])
             times.append(time.perf_counter() - t0)
+    return times
+
+
+def tagger_alone(convs: list[list[tuple[str, str]]]) -> list[float]:
+    """The time the neural tagger takes on each user turn with the turns before it (its
+    cache emptied first): the encoder that issue 20 adds to an exchange."""
+    tagger = default_tagger()
+    tagger.clear_cache()
+    times = []
+    for turns in convs:
+        for k in range(0, len(turns) - 1, 2):
+            hist = [HistoryTurn(j + 1, r, t) for j, (r, t) in enumerate(turns[:k])]
+            t0 = time.perf_counter()
+            tagger.evidence(turns[k][1], hist)
+            times.append(time.perf_counter() - t0)
+    tagger.clear_cache()
     return times
 
 
@@ -159,6 +178,7 @@ def main() -> None:
     rules: list[float] = []
     encoder: list[float] = []
     own: list[float] = []
+    neural: list[float] = []
     n_texts = 0
     with Progress(console=Console(stderr=True), transient=True) as progress:
         task = progress.add_task("timing rounds", total=args.rounds)
@@ -170,19 +190,22 @@ def main() -> None:
             rules += run(convs, lambda: Session(resolver=None))[0]
             encoder += encoder_alone(convs)
             own += run(convs, warm_learned(warm))[0]
+            neural += tagger_alone(convs)
             progress.advance(task)
     n = len(learned)
     table = Table(title=f"time per exchange, {len(convs)} CAsT 2021 dev conversations, "
                         f"{n // max(1, args.rounds)} exchanges x {max(1, args.rounds)} interleaved rounds")
-    for col in ("system", "median ms", "p90 ms", "ratio to rules (median)"):
+    for col in ("system", "median ms", "p90 ms", "ratio to rules (median)", "ratio to e5 alone (median)"):
         table.add_column(col, justify="right")
     med_r = statistics.median(rules)
+    med_e = statistics.median(encoder)
     for name, ts in (("rules alone", rules), ("e5 alone (the user turn, once)", encoder),
-                     ("learned resolver", learned),
+                     ("neural tagger alone (the user turn with its history)", neural),
+                     ("learned resolver (with the tagger)", learned),
                      ("learned resolver, e5 from a warm cache", own)):
         med = statistics.median(ts)
         p90 = sorted(ts)[int(0.9 * (len(ts) - 1))]
-        table.add_row(name, f"{med * 1000:.1f}", f"{p90 * 1000:.1f}", f"{med / med_r:.2f}")
+        table.add_row(name, f"{med * 1000:.1f}", f"{p90 * 1000:.1f}", f"{med / med_r:.2f}", f"{med / med_e:.2f}")
     console.print(table)
     path = resources.files("turnscope") / "data" / "models" / "resolver.txt"
     meta = Resolver.load().meta

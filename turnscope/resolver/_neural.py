@@ -194,6 +194,11 @@ class NeuralTagger:
         self._cache: OrderedDict[tuple[str, tuple[str, ...]], NeuralEvidence] = OrderedDict()
         self._lock = threading.Lock()
 
+    def clear_cache(self) -> None:
+        """Forget every cached answer (benchmarks time the model, not the cache)."""
+        with self._lock:
+            self._cache.clear()
+
     def evidence(self, message: str, history: Sequence[HistoryTurn]) -> NeuralEvidence:
         """The tagger's evidence for ``message`` after ``history`` (oldest first; raw texts).
 
