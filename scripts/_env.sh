@@ -14,3 +14,7 @@ fi
 if [ -n "${TURNSCOPE_DATA:-}" ]; then
   export TURNSCOPE_DATA
 fi
+# OpenMP's idle threads (e5, LightGBM) spin by default; on two shared cores that made an
+# embedding twenty times slower in the test suite's in-process sessions. The CLI sets the
+# same for its commands (turnscope.cli.main)
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-PASSIVE}"

@@ -285,7 +285,7 @@ class Session:
             out = self._user(content, screen, rewriter)
             if sp is not None:
                 rw = self.rewriter if rewriter is None else rewriter
-                _tracing.set_turn(sp, out.turn, self.policy.name, _name(rw), out)
+                _tracing.set_turn(sp, out.turn, self.policy.name, _name(rw), out, out.decided_by)
             return out
 
     def _user(self, content: str, screen: Screen | Mapping[str, Any] | None,
@@ -426,7 +426,7 @@ class Session:
         with _tracing.span("turnscope.rewrite") as sp:
             result = self._run_rewriter(rw, request)
             if sp is not None:
-                _tracing.set_rewrite(sp, _name(rw), result)
+                _tracing.set_rewrite(sp, _name(rw), result, _decided_by(result))
         return result
 
     def _run_rewriter(self, rw: Rewriter, request: RewriteRequest) -> RewriteResult:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from turnscope.scope import Message, Scope
 
-__all__ = ["TRACER_NAME", "Outcome", "fallback_span", "path_of", "set_rewrite", "set_scope", "set_turn", "span"]
+__all__ = ["TRACER_NAME", "Outcome", "fallback_span", "set_rewrite", "set_scope", "set_turn", "span"]
 
 #: the instrumentation scope name spans are recorded under
 TRACER_NAME = "turnscope"
@@ -99,25 +99,6 @@ def _put(sp: Any, key: str, value: object) -> None:
         sp.set_attribute(key, str(value))
 
 
-def path_of(result: Outcome) -> str:
-    """Which path decided the rewrite: the backend's name for a model answer, else the
-    embedded rewriter's own path (``learned-resolver``, ``vocabulary-rules`` or ``rules``).
-
-    A rewriter may name its path itself with a ``"path"`` entry in its trace."""
-    trace = result.trace
-    named = trace.get("path")
-    if isinstance(named, str) and named:
-        return named
-    if result.backend != "embedded":
-        return result.backend
-    rules = trace.get("rules")
-    if isinstance(rules, list) and "learned-resolver" in rules:
-        return "learned-resolver"
-    if trace.get("domain") == "vocabulary":
-        return "vocabulary-rules"  # a declared vocabulary's typed slots decided
-    return "rules"
-
-
 def set_scope(sp: Any, scope: Scope, message: Message) -> None:
     """Attributes of ``turnscope.scope``: the policy, what it put in scope, its topic-shift
     verdict and the classifier's reference class and cues for the message."""
@@ -133,14 +114,16 @@ def set_scope(sp: Any, scope: Scope, message: Message) -> None:
     _put(sp, "turnscope.scope.note", scope.note or None)
 
 
-def set_rewrite(sp: Any, rewriter: str, result: Outcome) -> None:
-    """Attributes of ``turnscope.rewrite`` (and, with the turn's, of ``turnscope.turn``)."""
+def set_rewrite(sp: Any, rewriter: str, result: Outcome, decided_by: str) -> None:
+    """Attributes of ``turnscope.rewrite`` (and, with the turn's, of ``turnscope.turn``);
+    ``decided_by`` is the output's own field (``turnscope._session``), so a span and the
+    result it traces never name the path differently."""
     _put(sp, "turnscope.rewriter", rewriter)
     _put(sp, "turnscope.backend", result.backend)
     _put(sp, "turnscope.reference_class", result.reference_class)
     _put(sp, "turnscope.topic_shift", result.topic_shift)
     _put(sp, "turnscope.carried", list(result.carried))
-    _put(sp, "turnscope.decided_by", path_of(result))
+    _put(sp, "turnscope.decided_by", decided_by)
     _put(sp, "turnscope.fallback", result.fallback)
     _put(sp, "turnscope.fallback.reason", result.fallback_reason)
     if result.leaks:
@@ -150,11 +133,11 @@ def set_rewrite(sp: Any, rewriter: str, result: Outcome) -> None:
         _put(sp, "turnscope.rules", [str(r) for r in rules])
 
 
-def set_turn(sp: Any, index: int, policy: str, rewriter: str, result: Outcome) -> None:
+def set_turn(sp: Any, index: int, policy: str, rewriter: str, result: Outcome, decided_by: str) -> None:
     """Attributes of ``turnscope.turn``: the turn, the policy and the rewrite's outcome."""
     _put(sp, "turnscope.turn.index", index)
     _put(sp, "turnscope.policy", policy)
-    set_rewrite(sp, rewriter, result)
+    set_rewrite(sp, rewriter, result, decided_by)
 
 
 def fallback_span(origin: str, reason: str) -> contextlib.AbstractContextManager[Any]:

@@ -130,10 +130,6 @@ def rewrite(
     replay of those turns (turnscope.BatchRewriter); each output line is the one a fresh
     session replaying the item's whole history gives.
     """
-    # e5 and LightGBM run OpenMP, whose idle threads spin by default: on busy cores that
-    # made an embedding twenty times slower (650 against 30 ms on two shared cores). Set
-    # before either library loads its runtime (at the first item); the user's value wins
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
         get_policy(policy)
         vocab = load_vocabulary(vocabulary)
