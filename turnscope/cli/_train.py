@@ -101,7 +101,8 @@ def _train_neural(data_root: Path | None, seed: int, limit: int, console: Consol
     try:
         built = build_neural_data(data_root, data, seed=seed)
         console.print(f"neural data: {built}", markup=False, highlight=False)
-        report = train_neural(data, PACKAGE_MODELS / "neural", seed=seed, limit=limit or None, console=console)
+        report = train_neural(data, PACKAGE_MODELS / "neural", seed=seed, limit=limit or None, console=console,
+                              checkpoint=default_cache_dir() / f"neural-tagger-{seed}.pt")
     except TurnscopeError as exc:
         console.print(f"error: {exc}", markup=False, highlight=False)
         raise typer.Exit(1) from None

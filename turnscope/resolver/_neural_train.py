@@ -184,10 +184,10 @@ def _tensors(torch: Any, rows: Sequence[tuple[Encoded, list[float], float]], idx
 
 def train_neural(data: Path, out_dir: Path, *, seed: int = DEFAULT_SEED, epochs: int = DEFAULT_EPOCHS,
                  batch: int = DEFAULT_BATCH, limit: int | None = None, max_len: int = DEFAULT_MAX_LEN,
-                 threads: int = 2, console: Any = None) -> NeuralTrainReport:
+                 threads: int = 2, console: Any = None, checkpoint: Path | None = None) -> NeuralTrainReport:
     """Fine-tune the tagger on the examples in ``data`` (JSON Lines of
     :mod:`turnscope.resolver._neural_data`) and write the int8 ONNX model and its tokenizer
-    to ``out_dir``."""
+    to ``out_dir`` (and the fp32 weights to ``checkpoint`` when given)."""
     try:
         import torch
     except ImportError:
@@ -280,6 +280,11 @@ def train_neural(data: Path, out_dir: Path, *, seed: int = DEFAULT_SEED, epochs:
         need_auc = _auc(np.concatenate(ny), np.concatenate(ns))
 
     out_dir.mkdir(parents=True, exist_ok=True)
+    if checkpoint is not None:
+        # the fp32 weights, outside the package (90 MB): a later run can start from them
+        # (e.g. to go on training on other data) instead of from the pretrained encoder
+        checkpoint.parent.mkdir(parents=True, exist_ok=True)
+        torch.save(model.state_dict(), checkpoint)
     raw = out_dir / "tagger.fp32.onnx"
     final = out_dir / "tagger.int8.onnx"
     sample = _tensors(torch, encoded, [0])
