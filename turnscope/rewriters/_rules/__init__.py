@@ -1,0 +1,1 @@
+"""The embedded rewriter's rules, one module per kind of reference (private)."""

@@ -1,0 +1,93 @@
+"""The bridge to the learned resolver: which messages it decides, and how a broken install
+leaves the rules to answer alone.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from turnscope._exceptions import ConfigError
+from turnscope.conversation import ConversationState, Role
+from turnscope.references import Cue, ReferenceClass
+from turnscope.resolver import Resolver, default_resolver
+from turnscope.resolver._ranker import history_of, session_shift
+from turnscope.rewriters._base import RewriteRequest
+from turnscope.rewriters._rules._base import RuleBase
+
+logger = logging.getLogger("turnscope.rewriters")
+#: cues whose store is structure the rules read (a list, the previous exchange), not an
+#: open-domain choice of antecedent
+_STRUCTURAL_CUES = frozenset({Cue.ORDINAL, Cue.ELABORATION, Cue.RECALL, Cue.OTHER_THREAD, Cue.SCREEN})
+
+
+def _in_domain(state: ConversationState) -> bool:
+    """Whether the user has named a thing of the declared vocabulary in this conversation
+    (an attribute such as "price" does not make a conversation the domain's, nor does an
+    answer: long answers name "Europe" or "standard" in any subject).
+
+    Incremental: each turn's mentions are read once, whatever the conversation's length."""
+    memo = state.memo
+    if memo.get("domain:named"):
+        return True
+    upto = memo.get("domain:upto", 0)
+    turns = state.turns
+    # turns are only ever appended: the unread ones are those after the first ``upto``
+    for turn in turns[upto:]:
+        if turn.role is Role.USER and any(m.source == "vocab" and not m.is_attribute
+                                          for m in state.mentions.get(turn.index, ())):
+            memo["domain:named"] = True
+            return True
+    memo["domain:upto"] = len(turns)
+    return False
+
+
+class ResolverBridge(RuleBase):
+    """The learned resolver, loaded on first use, and the messages it answers."""
+
+    _resolver: Resolver | None | str
+    _unavailable: str | None
+
+    @property
+    def resolver(self) -> Resolver | None:
+        if self._resolver == "default":
+            try:
+                self._resolver = default_resolver()
+            except ConfigError as exc:
+                # a broken install must not stop the conversation: the rules answer, the
+                # log and every trace say why
+                logger.warning("learned resolver unavailable (%s); the rules answer alone", exc)
+                self._resolver = None
+                self._unavailable = str(exc)
+        return self._resolver if isinstance(self._resolver, Resolver) else None
+
+    def _learned(self, request: RewriteRequest, text: str,
+                 trace: dict[str, object]) -> tuple[str, tuple[str, ...]] | None:
+        """The learned resolver's rewrite of an English message with no structural cue."""
+        msg, state = request.message, request.state
+        c = msg.classification
+        if self._resolver is None and self._unavailable:
+            trace["resolver"] = {"unavailable": self._unavailable}
+        if msg.lang != "en" or c.pivot or self._resolver is None:
+            return None
+        if self.extractor.vocabulary.types and _in_domain(state):
+            # the conversation names things of a declared domain: its typed slots
+            # (supersession by type, kinds, aliases) are the structure the rules read; the
+            # learned resolver is for open-domain talk, where nothing names the entities. A
+            # vocabulary that is loaded but names nothing here (the CLI loads the bundled
+            # ones by default) leaves the conversation open-domain
+            trace["domain"] = "vocabulary"
+            return None
+        if c.reference_class not in (ReferenceClass.STANDALONE, ReferenceClass.IMMEDIATE):
+            return None  # screen deixis and explicit recall read their own stores
+        if set(c.cues) & _STRUCTURAL_CUES:
+            return None  # ordinals over a list, elaboration of the previous exchange
+        resolver = self.resolver
+        if resolver is None:
+            if self._unavailable:
+                trace["resolver"] = {"unavailable": self._unavailable}
+            return None
+        shift = session_shift(state, msg.index, msg.text, resolver)
+        res = resolver.resolve(text, history_of(state), shift=shift)
+        trace["resolver"] = res.trace()
+        trace["shift_probability"] = round(shift, 4)
+        return res.query, res.carried
