@@ -35,25 +35,22 @@ cache only saves time, the budget is met without it.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import logging
 import os
 import sys
-import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from turnscope._encoder import Encoder, default_encoder
 from turnscope._exceptions import InputError
-from turnscope.datasets import TopicTurn, load_tiage_train, load_topiocqa_train, resolve_data_root
+from turnscope.datasets import load_tiage_train, load_topiocqa_train, resolve_data_root
 from turnscope.resolver._shift import (
     FEATURE_NAMES,
     SEGMENT_COLUMNS,
@@ -61,6 +58,11 @@ from turnscope.resolver._shift import (
     ShiftModel,
     ShiftTracker,
     shipped_model_path,
+)
+from turnscope.resolver._shift_embed import (
+    EmbeddedConversation,
+    Scorer,
+    embed_conversations,
 )
 from turnscope.retrieval._cache import default_cache_dir
 
@@ -109,28 +111,6 @@ NUM_ROUNDS = 250
 THRESHOLD_GRID = np.round(np.arange(0.05, 0.751, 0.05), 2)
 FINE_STEP = 0.01
 # part of every embedding-cache key: bump when what is embedded changes
-_CACHE_FORMAT = "shift-embeddings/2"
-
-
-@dataclass(frozen=True)
-class EmbeddedConversation:
-    """A conversation with its user turns embedded (the tracker's input; answers are
-    read for their words only).
-
-    A turn whose question is blank is left out, as the evaluation harness never feeds
-    it to a session.
-    """
-
-    source: str
-    turns: tuple[TopicTurn, ...]
-    questions: np.ndarray  # (n, dim)
-    has_answer: np.ndarray  # (n,) bool
-
-    @property
-    def labels(self) -> np.ndarray:
-        return np.asarray([t.is_switch for t in self.turns], dtype=bool)
-
-
 @dataclass(frozen=True)
 class ShiftTrainReport:
     """What a training run did and how the model did on its held-out part."""
@@ -155,116 +135,6 @@ class ShiftTrainReport:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
-
-
-# ------------------------------------------------------------------ embedding
-
-
-def _progress(console: Console | None, enabled: bool) -> Progress:
-    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeRemainingColumn(), console=console, disable=not enabled)
-
-
-def _texts(conv: Sequence[TopicTurn]) -> list[str]:
-    """The texts of one conversation that are embedded, in order: its questions."""
-    return [t.question for t in conv if t.question.strip()]
-
-
-class _EmbeddingCache:
-    """Content-addressed ``.npy`` matrices of embedded texts, one per text list."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-
-    def path(self, encoder_name: str, texts: Sequence[str]) -> Path:
-        digest = hashlib.sha256()
-        for part in (_CACHE_FORMAT, encoder_name, *texts):
-            digest.update(part.encode("utf-8"))
-            digest.update(b"\0")
-        return self.root / "shift" / f"{digest.hexdigest()[:32]}.npy"
-
-    def load(self, encoder_name: str, texts: Sequence[str]) -> np.ndarray | None:
-        path = self.path(encoder_name, texts)
-        if not path.exists():
-            return None
-        try:
-            matrix: np.ndarray = np.load(path, allow_pickle=False)
-        except Exception as exc:  # an unreadable entry is rebuilt, whatever broke it
-            logger.warning("re-embedding: unreadable shift embedding cache %s: %s", path, exc)
-            return None
-        if matrix.ndim != 2 or matrix.shape[0] != len(texts) or not np.isfinite(matrix).all():
-            logger.warning("re-embedding: shift embedding cache %s has shape %s for %d texts",
-                           path, matrix.shape, len(texts))
-            return None
-        return matrix
-
-    def save(self, encoder_name: str, texts: Sequence[str], matrix: np.ndarray) -> None:
-        path = self.path(encoder_name, texts)
-        tmp: str | None = None
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            # written beside the target and renamed: a reader never sees half a file
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-            with os.fdopen(fd, "wb") as fh:
-                np.save(fh, matrix.astype(np.float32), allow_pickle=False)
-            os.replace(tmp, path)
-            tmp = None
-        except OSError as exc:  # a cache that cannot be written only costs the saving
-            logger.warning("could not write shift embedding cache %s: %s", path, exc)
-        finally:
-            if tmp is not None:
-                Path(tmp).unlink(missing_ok=True)
-
-
-def embed_conversations(
-    conversations: Sequence[Sequence[TopicTurn]],
-    source: str,
-    encoder: Encoder,
-    *,
-    cache_dir: Path | None = None,
-    progress: bool = True,
-    console: Console | None = None,
-) -> tuple[list[EmbeddedConversation], int, int]:
-    """Embed every question once; (conversations, texts embedded, cache hits).
-
-    With ``cache_dir`` the whole batch is looked up (and stored) as one entry keyed
-    by the encoder and the exact texts.
-    """
-    per_conv = [_texts(c) for c in conversations]
-    flat = [t for texts in per_conv for t in texts]
-    cache = _EmbeddingCache(cache_dir) if cache_dir is not None else None
-    matrix = cache.load(encoder.name, flat) if cache is not None else None
-    hits = len(flat) if matrix is not None else 0
-    if matrix is None:
-        rows: list[np.ndarray] = []
-        with _progress(console, progress) as bar:
-            task = bar.add_task(f"embedding {source}", total=len(flat))
-            # batches of one conversation: the bar moves, and the encoder's per-call
-            # cost is paid per conversation, not per text
-            for texts in per_conv:
-                if texts:
-                    rows.append(encoder.embed_queries(texts))
-                bar.advance(task, len(texts))
-        dim = rows[0].shape[1] if rows else 0
-        matrix = np.concatenate(rows).astype(np.float32) if rows else np.zeros((0, dim), np.float32)
-        if cache is not None:
-            cache.save(encoder.name, flat, matrix)
-    out: list[EmbeddedConversation] = []
-    pos = 0
-    for conv in conversations:
-        turns = [t for t in conv if t.question.strip()]
-        dim = matrix.shape[1]
-        q = matrix[pos: pos + len(turns)].astype(np.float32).reshape(len(turns), dim)
-        pos += len(turns)
-        has = np.asarray([bool(t.answer.strip()) for t in turns], dtype=bool)
-        out.append(EmbeddedConversation(source, tuple(turns), q, has))
-    return out, len(flat) - hits, hits
-
-
-# --------------------------------------------------------------------- replay
-
-#: scores a batch of feature rows (n, len(FEATURE_NAMES)) -> probabilities (n,)
-Scorer = Callable[[np.ndarray], np.ndarray]
 
 
 def static_rows(conversations: Sequence[EmbeddedConversation]) -> list[np.ndarray]:
