@@ -17,7 +17,8 @@ the evidence the scope policy allowed:
   exchange was about (user *and* assistant), i.e. the previous question's subject;
 * **explicit recall** — "go back to Dublin": the exchange found by topic key;
 * **situational** — "this page" / 「このページ」 read the screen, "this site" the site;
-* **pivot** — an explicit change of subject carries nothing over.
+* **pivot** — an explicit change of subject carries nothing over; the opener goes, with a
+  conjunction left dangling ("unrelated, but what's …?" -> "What's …?").
 
 Which earlier phrase an open-domain English message needs (a pronoun with no ordinal,
 screen or recall cue; a relational noun; a fragment) is not a rule's choice: the learned
@@ -32,8 +33,9 @@ from the message. That is exactly the behaviour whose contamination SPEC
 section 1 describes, reproduced so policies can be compared on equal terms.
 
 The rules live in ``turnscope.rewriters._rules``, one module per kind of reference
-(ordinals, typed slots, elaboration and pivot, recall, screen, place frame, the resolver
-bridge); :class:`EmbeddedRewriter` composes them and decides which one a message takes.
+(ordinals, typed slots, elaboration, openers and pivot, recall, screen, place frame, the
+resolver bridge); :class:`EmbeddedRewriter` composes them and decides which one a message
+takes.
 """
 
 from __future__ import annotations
@@ -49,9 +51,9 @@ from turnscope.resolver import Resolver
 from turnscope.resolver._ranker import shift_threshold
 from turnscope.rewriters._base import EMBEDDED, RewriteRequest, RewriteResult
 from turnscope.rewriters._rules._bridge import ResolverBridge
-from turnscope.rewriters._rules._elaboration import _PREAMBLE, _after_pivot
 from turnscope.rewriters._rules._frame import FrameRules
 from turnscope.rewriters._rules._immediate import ImmediateRules
+from turnscope.rewriters._rules._opener import _PREAMBLE, _after_pivot, _as_sentence
 from turnscope.rewriters._rules._ordinals import _LIST_ORDINAL
 from turnscope.rewriters._rules._recall import RecallRules
 from turnscope.rewriters._rules._screen import ScreenRules
@@ -96,12 +98,12 @@ class EmbeddedRewriter(ImmediateRules, RecallRules, ScreenRules, FrameRules, Res
             cut = _after_pivot(text)
             if cut != text:
                 # the question after the change of subject starts the query
-                text = cut[0].upper() + cut[1:] if lang == "en" else cut
+                text = _as_sentence(cut, lang)
                 rules.append("after-pivot")
         if c.pivot or c.reference_class is ReferenceClass.STANDALONE:
             stripped = _PREAMBLE.sub("", text).strip()
             if stripped and stripped != text:
-                text = stripped[0].upper() + stripped[1:] if lang == "en" else stripped
+                text = _as_sentence(stripped, lang)
                 rules.append("strip-preamble")
 
         cls = c.reference_class

@@ -1,5 +1,5 @@
 """The previous exchange as a referent (elaboration, an echoed predicate, an event, a plural),
-a second pronoun, and the cues of a change of subject (pivot, preamble).
+and a second pronoun.
 """
 
 from __future__ import annotations
@@ -9,21 +9,11 @@ import re
 from turnscope.conversation import ConversationState, ResolvedTurn, Role
 from turnscope.entities import Mention
 from turnscope.entities._lexicon import FUNCTION_WORDS, is_plural, pronoun_number
-from turnscope.references import after_pivot
 from turnscope.references._classify import english_pronoun
 from turnscope.rewriters._rules._base import RuleBase
 from turnscope.rewriters._rules._text import _SENT_END, _SENTENCE_SPLIT, _join
 from turnscope.scope import Scope
 
-_PREAMBLE = re.compile(
-    r"^\s*(?:(?:ok(?:ay)?|hmm+|so|alright|right|anyway|also|btw|by\s+the\s+way|oh|um+|"
-    r"(?:a\s+)?(?:totally\s+)?(?:different|unrelated|separate|another|new|other)\s+"
-    r"(?:question|topic|thing|subject|q)|unrelated(?:\s+but)?|changing\s+(?:the\s+)?"
-    r"(?:topic|subject)|switching\s+gears|on\s+another\s+note|moving\s+on|quick\s+question|"
-    r"ところで|話は変わりますが|話が変わりますが|別の質問(?:です)?(?:が|けど)|別件(?:です)?(?:が|けど)?|"
-    r"それとは別に)[\s,，、:：—–\-.!…]*)+",
-    re.IGNORECASE,
-)
 _PART = re.compile(r"\b(?:the\s+)?(?:(?P<ord>first|second|third|last|final)\s+(?:part|bit|point|"
                    r"half|sentence)|(?:part|bit)\s+about\s+(?P<about>[^,.?!—–]+))", re.IGNORECASE)
 #: "what happens if I disable a customer-managed key?": the event a later "that" names
@@ -45,14 +35,6 @@ def _gerund(verb: str) -> str:
             and len(v) <= 4:
         return v + v[-1] + "ing"
     return v + "ing"
-
-
-def _after_pivot(text: str) -> str:
-    """The question after a change-of-subject cue ("unrelated to all that — how …?")."""
-    cut = after_pivot(text)
-    if cut is not None and len(cut[1].strip()) > 3:
-        return cut[1].strip()
-    return text
 
 
 class ElaborationRules(RuleBase):
