@@ -6,45 +6,19 @@ the scope policy put in scope (see :mod:`turnscope.rewriters._prompts`), gets
 the query, the ``topic_shift`` flag, the reference class and the entities back
 in **one call**, and never lets a backend fault break a conversation:
 
-* **structured output ladder** — ask for a JSON schema (``response_format:
-  json_schema``); if the server refuses that, ask in llama.cpp's form
-  (``{"type": "json_object", "schema": …}``), then for JSON mode
-  (``json_object``), then for plain text, and extract the first JSON object from
-  it. A refusal is any 4xx/5xx answer whose body names the format
-  (``response_format``, ``json_schema``, ``grammar``, ``schema``…): servers say
-  it with 400, 422 or, like llama-cpp-python's, 500. A refusal is not retried at
-  the same rung and does not count toward the circuit breaker; the rung that
-  worked is remembered for later calls. Whatever the rung, the answer is
-  validated with pydantic.
-* **bounded answers** — every request carries ``max_tokens``
-  (:data:`DEFAULT_MAX_TOKENS`): a runaway answer is cut by the server, not by the
-  client's timeout, so it cannot stall a single-slot local server for the calls
-  behind it. A cut answer (``finish_reason: length``) falls back with
-  ``truncated at max_tokens=N``.
-* **copied or invented answers** — an answer that echoes the prompt's example
-  placeholders (``<standalone query>``, ``<name>``) falls back with
-  ``placeholder echo: …``; one that names an entity the conversation never
-  mentioned (in the query or in its entity list, which would become a live slot)
-  falls back with ``invented entity: …``.
-* **system role** — ``system_role="auto"`` (the default) sends the instructions
-  as a system message until a server rejects that role, then merges them into the
-  first user message; ``False`` always merges (for chat templates that drop a
-  system message silently, which no answer reveals).
-* **faults** — a timeout per attempt; retries with exponential backoff on 429
-  and 5xx, honouring ``Retry-After`` (capped); a circuit breaker that, after
-  ``breaker_threshold`` consecutive backend failures, skips the server for
-  ``breaker_cooldown`` seconds. Every fault ends in the embedded rewrite with
-  ``fallback=True`` and a short, stable ``fallback_reason`` (``timeout``,
-  ``http 500 after 3 retries``, ``circuit open``, ``invalid json``,
-  ``schema: missing query``…); no exception reaches the caller.
-* **slots from the same call** — the entities the model emits become the
-  result's entities (``Mention.source == "llm"``), which the session records as
-  the turn's liveness slots. ``slots="extract"`` runs the embedded extractor on
-  the query instead.
-* **leak guard** — entities in the query that the scope excluded are reported
-  in ``leaks``; with ``strict=True`` the embedded rewrite is used instead.
-* **response cache** — SQLite, keyed by ``sha256(model + messages)``, so that
-  re-running an evaluation costs nothing and gives the same answers.
+It never lets a backend fault break a conversation (docs/llm.md has each behaviour and
+its measurements): a **structured output ladder** (JSON schema, llama.cpp's schema form,
+JSON mode, plain text with JSON extraction; a refusal is not retried at the same rung, and
+the rung that worked is remembered; ``_llm_retry``), **bounded answers** (``max_tokens`` on
+every request; a cut answer falls back with ``truncated at max_tokens=N``), **copied or
+invented answers** refused (``placeholder echo: ...``, ``invented entity: ...``), the
+**system role** merged into the first user message once a server rejects it, **faults**
+(a timeout per attempt, backoff on 429/5xx honouring ``Retry-After``, a circuit breaker;
+``_llm_cache``) that end in the embedded rewrite with ``fallback=True`` and a stable
+``fallback_reason``, **slots from the same call** (the model's entities become the turn's
+liveness slots), a **leak guard** (``strict=True`` uses the embedded rewrite instead), and
+a **response cache** (SQLite, keyed by ``sha256(model + messages)``). Settings and their
+``DEFAULT_*`` values live in ``_llm_config``; the wire format in ``_llm_answer``.
 
 >>> import httpx, json
 >>> def server(request: httpx.Request) -> httpx.Response:
@@ -63,21 +37,15 @@ in **one call**, and never lets a backend fault break a conversation:
 from __future__ import annotations
 
 import asyncio
-import email.utils
-import hashlib
-import json
 import logging
-import math
 import os
-import sqlite3
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Self
+from typing import Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ValidationError
 
 from turnscope import _tracing
 from turnscope._exceptions import ConfigError
@@ -102,9 +70,44 @@ from turnscope.rewriters._factory import (
     SystemRole,
 )
 from turnscope.rewriters._guard import find_leaks, invented_entities, placeholder_echoes
+from turnscope.rewriters._llm_answer import (
+    RewriteAnswer,
+    _Completion,
+    _parse_answer,
+    extract_json_object,
+    request_body,
+)
+from turnscope.rewriters._llm_cache import (
+    ResponseCache,
+    _CircuitBreaker,
+    cache_key,
+)
+from turnscope.rewriters._llm_config import (
+    DEFAULT_BACKOFF_BASE,
+    DEFAULT_BACKOFF_CAP,
+    DEFAULT_BREAKER_COOLDOWN,
+    DEFAULT_BREAKER_THRESHOLD,
+    DEFAULT_MAX_ENTITIES,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_RETRY_AFTER_CAP,
+    OUTPUT_MODES,
+    LLMConfig,
+    OutputMode,
+)
+from turnscope.rewriters._llm_retry import (
+    _LADDER,
+    _NOT_A_REFUSAL,
+    _RETRYABLE,
+    _SYSTEM_ROLE_HINTS,
+    _UNSUPPORTED_HINTS,
+    _after,
+    _Outcome,
+    _outcome,
+    _retry_after,
+    _Step,
+)
 from turnscope.rewriters._prompts import (
     REFERENCE_CLASSES,
-    REWRITE_JSON_SCHEMA,
     build_messages,
     merge_system,
     prompt_size,
@@ -133,364 +136,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger("turnscope.rewriters.llm")
-
-# DEFAULT_TIMEOUT, DEFAULT_API_KEY_ENV and SLOT_MODES are documented in _factory, which
-# must not import this module at import time.
-#: Retries after the first attempt, on 429, 5xx and connection errors (not on timeouts:
-#: a server that took longer than the timeout once will likely do so again, and the
-#: user is waiting).
-DEFAULT_MAX_RETRIES = 3
-#: Backoff before retry n (0-based) is ``base * 2**n`` seconds, at most ``DEFAULT_BACKOFF_CAP``.
-DEFAULT_BACKOFF_BASE = 0.5
-DEFAULT_BACKOFF_CAP = 8.0
-#: A server's ``Retry-After`` is honoured up to this many seconds.
-DEFAULT_RETRY_AFTER_CAP = 10.0
-#: Consecutive backend failures (after retries) that open the circuit …
-DEFAULT_BREAKER_THRESHOLD = 5
-#: … and seconds it stays open; afterwards one trial request decides (half-open).
-DEFAULT_BREAKER_COOLDOWN = 30.0
-#: Entities kept from one answer: a model that lists fifty would flood the slot table.
-DEFAULT_MAX_ENTITIES = 12
-#: The structured-output ladder, strongest first. ``json_object_schema`` is llama.cpp's
-#: form, ``{"type": "json_object", "schema": …}``: its servers constrain the output to
-#: the schema with a grammar but do not all accept OpenAI's ``json_schema`` type.
-OUTPUT_MODES = ("json_schema", "json_object_schema", "json_object", "text")
-
-OutputMode = Literal["json_schema", "json_object_schema", "json_object", "text"]
-
-_RETRYABLE = frozenset({429, 500, 502, 503, 504})
-#: an error whose body mentions one of these is about response_format, not the prompt
-_UNSUPPORTED_HINTS = ("response_format", "response format", "json_schema", "json_object",
-                      "structured output", "grammar", "schema")
-#: errors that say nothing about the request's content, whatever their body says
-_NOT_A_REFUSAL = frozenset({401, 403, 404, 408, 429})
-#: an error whose body mentions one of these rejects the system role (chat templates such
-#: as Gemma's raise "System role not supported"; Mistral's "roles must alternate")
-_SYSTEM_ROLE_HINTS = ("system role", "system message", "role 'system'", 'role "system"',
-                      "roles must alternate", "system prompt is not supported")
-
-
-# -- the boundary: what the server and the model send back -------------------------------
-
-class _ChoiceMessage(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    content: str | None = None
-
-
-class _Choice(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    message: _ChoiceMessage
-    finish_reason: str | None = None
-
-
-class _Completion(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    choices: list[_Choice] = Field(min_length=1)
-    usage: dict[str, Any] | None = None
-
-
-class _EntityOut(BaseModel):
-    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
-    type: str = "name"
-    name: str = Field(min_length=1)
-
-
-class RewriteAnswer(BaseModel):
-    """The JSON object the model must return (validated; extra keys ignored).
-
-    Only ``query`` is required: a missing flag or class falls back to the
-    classifier's decision, and malformed entities are dropped rather than failing
-    the whole answer, since they only feed the slot table.
-    """
-
-    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
-    query: str = Field(min_length=1)
-    topic_shift: bool | None = None
-    reference_class: str | None = None
-    entities: list[_EntityOut] = Field(default_factory=list)
-
-    @field_validator("entities", mode="before")
-    @classmethod
-    def _lenient_entities(cls, value: object) -> object:
-        if value is None:
-            return []
-        if not isinstance(value, list):
-            return value
-        out: list[object] = []
-        for item in value:
-            if isinstance(item, str) and item.strip():
-                out.append({"type": "name", "name": item})
-            elif isinstance(item, Mapping) and isinstance(item.get("name"), str) \
-                    and item["name"].strip():
-                typ = item.get("type")
-                out.append({"type": typ if isinstance(typ, str) and typ.strip() else "name",
-                            "name": item["name"]})
-        return out
-
-
-def extract_json_object(text: str) -> dict[str, Any] | None:
-    """The first JSON object in ``text`` (models wrap JSON in prose or code fences).
-
-    >>> extract_json_object('Sure! ```json\\n{"query": "x"}\\n``` done')
-    {'query': 'x'}
-    """
-    decoder = json.JSONDecoder()
-    start = text.find("{")
-    while start != -1:
-        try:
-            obj, _ = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            obj = None
-        if isinstance(obj, dict):
-            return obj
-        start = text.find("{", start + 1)
-    return None
-
-
-def _schema_reason(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    loc = ".".join(str(p) for p in err["loc"]) or "answer"
-    kind = err["type"]
-    if kind == "missing":
-        return f"schema: missing {loc}"
-    if kind == "string_too_short":
-        return f"schema: empty {loc}"
-    if kind == "model_type":
-        return "schema: not an object"
-    return f"schema: {loc}: {kind}"
-
-
-def _parse_answer(content: str | None) -> RewriteAnswer | str:
-    """The validated answer, or a short failure reason."""
-    if content is None or not content.strip():
-        return "invalid json"
-    data: object
-    try:
-        data = json.loads(content)
-    except json.JSONDecodeError:
-        data = extract_json_object(content)
-        if data is None:
-            return "invalid json"
-    try:
-        return RewriteAnswer.model_validate(data)
-    except ValidationError as exc:
-        return _schema_reason(exc)
-
-
-# -- the response cache ------------------------------------------------------------------
-
-def cache_key(model: str, messages: Sequence[Mapping[str, str]]) -> str:
-    """``sha256(model + messages JSON)``: the same prompt to the same model is one entry."""
-    payload = model + "\n" + json.dumps(list(messages), ensure_ascii=False, sort_keys=True)
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
-
-
-class ResponseCache:
-    """Model answers on disk (SQLite), keyed by :func:`cache_key`.
-
-    Only answers that validated are stored, so a bad answer is asked again next time.
-
-    >>> c = ResponseCache(":memory:")
-    >>> c.put("k", "m", '{"query": "x"}'); c.get("k")
-    '{"query": "x"}'
-    """
-
-    def __init__(self, path: str | Path) -> None:
-        if str(path) != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-        # one connection shared by threads (sync and async callers); the lock serialises it
-        self._conn = sqlite3.connect(str(path), check_same_thread=False)
-        self._lock = threading.Lock()
-        with self._lock, self._conn:
-            self._conn.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, "
-                               "model TEXT NOT NULL, content TEXT NOT NULL, created REAL NOT NULL)")
-
-    def get(self, key: str) -> str | None:
-        with self._lock:
-            row = self._conn.execute("SELECT content FROM responses WHERE key = ?",
-                                     (key,)).fetchone()
-        return str(row[0]) if row is not None else None
-
-    def put(self, key: str, model: str, content: str) -> None:
-        with self._lock, self._conn:
-            self._conn.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?)",
-                               (key, model, content, time.time()))
-
-    def __len__(self) -> int:
-        with self._lock:
-            row = self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()
-        return int(row[0])
-
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
-
-
-# -- the circuit breaker -----------------------------------------------------------------
-
-class _CircuitBreaker:
-    """Closed → (threshold consecutive failures) → open → (cooldown) → half-open: one
-    trial request; its success closes the circuit, its failure re-opens it."""
-
-    def __init__(self, threshold: int, cooldown: float, clock: Callable[[], float]) -> None:
-        self.threshold = threshold
-        self.cooldown = cooldown
-        self._clock = clock
-        self._failures = 0
-        self._opened_at: float | None = None
-        self._trial = False
-        self._lock = threading.Lock()
-
-    @property
-    def state(self) -> str:
-        with self._lock:
-            if self._opened_at is None:
-                return "closed"
-            if self._clock() - self._opened_at >= self.cooldown:
-                return "half-open"
-            return "open"
-
-    def allow(self) -> bool:
-        with self._lock:
-            if self._opened_at is None:
-                return True
-            if self._clock() - self._opened_at < self.cooldown or self._trial:
-                return False
-            self._trial = True  # exactly one caller probes the server
-            return True
-
-    def success(self) -> None:
-        with self._lock:
-            self._failures = 0
-            self._opened_at = None
-            self._trial = False
-
-    def failure(self) -> bool:
-        """Record a failure; True when this one opened the circuit."""
-        with self._lock:
-            self._failures += 1
-            if self._trial or self._failures >= self.threshold:
-                self._opened_at = self._clock()
-                self._trial = False
-                return True
-            return False
-
-
-# -- configuration -----------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class LLMConfig:
-    """Everything that decides what is sent and how faults are handled."""
-
-    base_url: str
-    model: str
-    api_key_env: str | None = DEFAULT_API_KEY_ENV
-    timeout: float = DEFAULT_TIMEOUT
-    max_retries: int = DEFAULT_MAX_RETRIES
-    backoff_base: float = DEFAULT_BACKOFF_BASE
-    backoff_cap: float = DEFAULT_BACKOFF_CAP
-    retry_after_cap: float = DEFAULT_RETRY_AFTER_CAP
-    breaker_threshold: int = DEFAULT_BREAKER_THRESHOLD
-    breaker_cooldown: float = DEFAULT_BREAKER_COOLDOWN
-    #: 0 keeps rewrites reproducible (and the cache meaningful); None omits the field
-    temperature: float | None = 0.0
-    counterweight: bool = True
-    strict: bool = False
-    slots: SlotMode = "same-call"
-    output_mode: OutputMode = "json_schema"
-    max_entities: int = DEFAULT_MAX_ENTITIES
-    #: tokens the model may generate per answer; always sent (see DEFAULT_MAX_TOKENS)
-    max_tokens: int = DEFAULT_MAX_TOKENS
-    system_role: SystemRole = "auto"
-    extra_body: Mapping[str, object] = field(default_factory=dict)
-
-    DEFAULT_MAX_TOKENS: ClassVar[int] = DEFAULT_MAX_TOKENS
-    DEFAULT_TIMEOUT: ClassVar[float] = DEFAULT_TIMEOUT
-
-    def __post_init__(self) -> None:
-        if not self.base_url or not self.base_url.startswith(("http://", "https://")):
-            raise ConfigError(f"base_url must be an http(s) URL, got {self.base_url!r}")
-        if not self.model:
-            raise ConfigError("model must be a non-empty model name")
-        # inf or nan would make httpx wait forever (inf) or fail on every call (nan)
-        _number("timeout", self.timeout, minimum=0.0, strict=True, unit=" seconds")
-        _integer("max_tokens", self.max_tokens, minimum=1)
-        _integer("max_retries", self.max_retries, minimum=0)
-        _integer("max_entities", self.max_entities, minimum=0)
-        for name in ("backoff_base", "backoff_cap", "retry_after_cap", "breaker_cooldown"):
-            _number(name, getattr(self, name), minimum=0.0)
-        _integer("breaker_threshold", self.breaker_threshold, minimum=1)
-        if self.temperature is not None:
-            _number("temperature", self.temperature, minimum=0.0)
-        if self.system_role not in SYSTEM_ROLE_MODES or not isinstance(self.system_role,
-                                                                      (bool, str)):
-            raise ConfigError(f"system_role must be True, False or 'auto', got "
-                              f"{self.system_role!r}")
-        if self.slots not in SLOT_MODES:
-            raise ConfigError(f"unknown slots mode {self.slots!r}; valid: {', '.join(SLOT_MODES)}")
-        if self.output_mode not in OUTPUT_MODES:
-            raise ConfigError(f"unknown output_mode {self.output_mode!r}; valid: "
-                              f"{', '.join(OUTPUT_MODES)}")
-
-    @property
-    def url(self) -> str:
-        return self.base_url.rstrip("/") + "/chat/completions"
-
-
-def _number(name: str, value: object, *, minimum: float, strict: bool = False,
-            unit: str = "") -> None:
-    """A finite real number >= minimum (> minimum when ``strict``), else ConfigError."""
-    op = ">" if strict else ">="
-    if isinstance(value, bool) or not isinstance(value, (int, float)) \
-            or not math.isfinite(value) or value < minimum or (strict and value == minimum):
-        raise ConfigError(f"{name} must be a finite number {op} {minimum:g}{unit}, "
-                          f"got {value!r}")
-
-
-def _integer(name: str, value: object, *, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ConfigError(f"{name} must be an integer >= {minimum}, got {value!r}")
-
-
-# -- one HTTP exchange, decided without I/O so sync and async share it -------------------
-
-@dataclass(frozen=True, slots=True)
-class _Step:
-    kind: Literal["done", "fail", "retry", "downgrade", "merge_system"]
-    content: str | None = None
-    reason: str | None = None
-    delay: float = 0.0
-    usage: dict[str, Any] | None = None
-    finish_reason: str | None = None
-    #: a backend fault (counts toward the circuit breaker), as opposed to a bad answer
-    backend_fault: bool = True
-
-
-@dataclass
-class _Outcome:
-    content: str | None = None
-    reason: str | None = None
-    backend_fault: bool = False
-    attempts: int = 0
-    mode: str = ""
-    usage: dict[str, Any] | None = None
-    finish_reason: str | None = None
-
-
-def _retry_after(value: str | None) -> float | None:
-    """``Retry-After`` as seconds: delta-seconds or an HTTP date."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
 
 class LLMRewriter:
     """Rewriter for an OpenAI-compatible chat-completions server.
@@ -625,20 +270,7 @@ class LLMRewriter:
         return headers
 
     def _body(self, messages: list[dict[str, str]], mode: OutputMode) -> dict[str, object]:
-        sent = merge_system(messages) if self.merge_system else messages
-        body: dict[str, object] = {"model": self.config.model, "messages": sent,
-                                   "max_tokens": self.config.max_tokens}
-        if self.config.temperature is not None:
-            body["temperature"] = self.config.temperature
-        if mode == "json_schema":
-            body["response_format"] = {"type": "json_schema", "json_schema": {
-                "name": "rewrite", "strict": True, "schema": REWRITE_JSON_SCHEMA}}
-        elif mode == "json_object_schema":
-            body["response_format"] = {"type": "json_object", "schema": REWRITE_JSON_SCHEMA}
-        elif mode == "json_object":
-            body["response_format"] = {"type": "json_object"}
-        body.update(self.config.extra_body)
-        return body
+        return request_body(self.config, merge_system(messages) if self.merge_system else messages, mode)
 
     def _backoff(self, retry: int) -> float:
         return float(min(self.config.backoff_cap, self.config.backoff_base * 2 ** retry))
@@ -961,18 +593,3 @@ class LLMRewriter:
         return RewriteResult(r.query, r.reference_class, r.topic_shift, r.entities, r.focus,
                              backend=EMBEDDED, fallback=True, fallback_reason=reason,
                              trace=merged, carried=r.carried)
-
-
-def _after(what: str, retries: int) -> str:
-    return f"{what} after {retries} retries" if retries else what
-
-
-_LADDER: tuple[OutputMode, ...] = ("json_schema", "json_object_schema", "json_object", "text")
-
-
-def _outcome(step: _Step, attempts: int, mode: str) -> _Outcome:
-    if step.kind == "done":
-        return _Outcome(content=step.content, attempts=attempts, mode=mode, usage=step.usage,
-                        finish_reason=step.finish_reason)
-    return _Outcome(reason=step.reason, backend_fault=step.backend_fault, attempts=attempts,
-                    mode=mode)
