@@ -26,7 +26,7 @@ from rich.table import Table
 
 from turnscope import Session
 from turnscope.datasets import cast_baselines
-from turnscope.resolver import default_resolver
+from turnscope.resolver import Resolver, default_resolver
 
 THRESHOLDS = [0.3, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.01]
 
@@ -48,30 +48,23 @@ def main() -> None:
     r = default_resolver()
     # the curve: one threshold for every message; the shipped point: its pair (slot, other)
     thresholds = sorted(THRESHOLDS)
-    rows: list[tuple[float, float, float]] = []
-    for t in thresholds:
-        rt = r.with_threshold(t)
-
-        def make(rt: object = rt) -> Session:
-            return Session(resolver=rt)  # type: ignore[arg-type]
-
-        f = figures(items, replay(items, make, console, f"{args.set} at {t:.2f}"))
-        rows.append((t, f["coverage"], f["contamination"]))
-        console.print(f"threshold {t:.2f}: coverage {f['coverage']:.3f}, "
-                      f"contamination {f['contamination']:.3f}", highlight=False)
-    other: list[tuple[float, float, float]] = []
-    if args.compare is not None:
-        from turnscope.resolver import Resolver
-
-        old = Resolver.load(args.compare, embedder=r.embedder)
+    def curve(model: Resolver, label: str) -> list[tuple[float, float, float]]:
+        out = []
         for t in thresholds:
-            ot = old.with_threshold(t)
+            rt = model.with_threshold(t)
 
-            def make_old(ot: object = ot) -> Session:
-                return Session(resolver=ot)  # type: ignore[arg-type]
+            def make(rt: Resolver = rt) -> Session:
+                return Session(resolver=rt)
 
-            f = figures(items, replay(items, make_old, console, f"{args.compare_label} at {t:.2f}"))
-            other.append((t, f["coverage"], f["contamination"]))
+            f = figures(items, replay(items, make, console, f"{label} at {t:.2f}"))
+            out.append((t, f["coverage"], f["contamination"]))
+            console.print(f"{label} {t:.2f}: coverage {f['coverage']:.3f}, "
+                          f"contamination {f['contamination']:.3f}", highlight=False)
+        return out
+
+    rows = curve(r, "threshold")
+    other = curve(Resolver.load(args.compare, embedder=r.embedder), args.compare_label) \
+        if args.compare is not None else []
     shipped = figures(items, replay(items, lambda: Session(resolver=r), console, "shipped"))
     ship_label = f"shipped: {r.slot_threshold:.2f} with a pronoun slot, {r.threshold:.2f} without"
     console.print(f"{ship_label}: coverage {shipped['coverage']:.3f}, "

@@ -31,6 +31,7 @@ import numpy as np
 
 from turnscope._exceptions import ConfigError, DatasetError
 from turnscope.resolver._neural import DEFAULT_MAX_LEN, Encoded, encode, load_tokenizer
+from turnscope.resolver._train import _auc
 
 __all__ = ["NeuralTrainReport", "encoder_dir", "labels_for", "train_neural"]
 
@@ -109,16 +110,6 @@ def _read(path: Path) -> list[dict[str, Any]]:
             except (json.JSONDecodeError, KeyError, TypeError) as exc:
                 raise DatasetError(f"{path}:{n}: not a training example ({exc})") from None
     return rows
-
-
-def _auc(y: np.ndarray, s: np.ndarray) -> float:
-    pos, neg = s[y > 0.5], s[y <= 0.5]
-    if not len(pos) or not len(neg):
-        return float("nan")
-    order = np.argsort(np.concatenate([pos, neg]), kind="stable")
-    ranks = np.empty(len(order))
-    ranks[order] = np.arange(1, len(order) + 1)
-    return float((ranks[: len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
 
 
 def _model(torch: Any, path: Path) -> Any:
