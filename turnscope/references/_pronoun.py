@@ -24,7 +24,8 @@ from turnscope.entities._lexicon import (
 _PRONOUN_EN = re.compile(
     rf"\b(?P<poss>its|their)\b|\b(?:{'|'.join(sorted(ANAPHORS - {'its', 'their'}))})\b|"
     r"\b(?:that|this|those|these)\b|"
-    r"(?<!are )(?<!is )(?<!was )(?<!were )\bthere\b(?!\s+(?:is|are|was|were|a|an|any|be)\b)",
+    r"(?<!are )(?<!is )(?<!was )(?<!were )(?<!'s )(?<!’s )(?<!hi )(?<!hey )(?<!hello )\bthere\b"
+    r"(?!['’](?:s|re|ll)\b|\s+(?:is|are|was|were|a|an|any|be|to\s+[a-z]+)\b)",
     re.IGNORECASE,
 )
 

@@ -17,6 +17,10 @@ the evidence the scope policy allowed:
   exchange was about (user *and* assistant), i.e. the previous question's subject;
 * **explicit recall** — "go back to Dublin": the exchange found by topic key;
 * **situational** — "this page" / 「このページ」 read the screen, "this site" the site;
+* **locative and possessive pro-forms** — in open-domain talk, a locative "there" names
+  the place the conversation named ("visiting Kyoto … the weather there?"), a possessive
+  "mine" / "ours" the thing the user called "my …" / "our …" (the existential "is there"
+  and "a friend of mine" name nothing);
 * **pivot** — an explicit change of subject carries nothing over; the opener goes, with a
   conjunction left dangling ("unrelated, but what's …?" -> "What's …?").
 
@@ -33,9 +37,9 @@ from the message. That is exactly the behaviour whose contamination SPEC
 section 1 describes, reproduced so policies can be compared on equal terms.
 
 The rules live in ``turnscope.rewriters._rules``, one module per kind of reference
-(ordinals, typed slots, elaboration, openers and pivot, recall, screen, place frame, the
-resolver bridge); :class:`EmbeddedRewriter` composes them and decides which one a message
-takes.
+(ordinals, typed slots, elaboration, openers and pivot, recall, screen, place frame,
+locative and possessive pro-forms, the resolver bridge); :class:`EmbeddedRewriter`
+composes them and decides which one a message takes.
 """
 
 from __future__ import annotations
@@ -57,7 +61,7 @@ from turnscope.rewriters._rules._opener import _PREAMBLE, _after_pivot, _as_sent
 from turnscope.rewriters._rules._ordinals import _LIST_ORDINAL
 from turnscope.rewriters._rules._recall import RecallRules
 from turnscope.rewriters._rules._screen import ScreenRules
-from turnscope.scope import Scope
+from turnscope.scope import Message, Scope
 
 __all__ = ["EmbeddedRewriter"]
 
@@ -117,11 +121,25 @@ class EmbeddedRewriter(ImmediateRules, RecallRules, ScreenRules, FrameRules, Res
                 rules.append("screen-missing")
                 cls_used = ReferenceClass.IMMEDIATE
 
-        learned = self._learned(request, text, trace) if cls_used is cls else None
+        # a possessive "mine" or a locative "there" names what structure fixes; what else
+        # an open-domain message refers to ("what did he do there?") is the learned
+        # resolver's to decide, on the message with those names written in
+        deixis = self._deixis(request, text) if cls_used is cls else []
         carried: tuple[str, ...] = ()
+        if deixis:
+            text, carried = deixis[-1].text, tuple(d.phrase for d in deixis)
+            rules.extend(d.rule for d in deixis)
+            # what is left is read as the message the user would have typed with the names
+            msg = Message(msg.index, text, lang, tuple(self.extractor.extract(text, lang)), c,
+                          msg.screen)
+        refers = not deixis or english_pronoun(text, self.extractor.extract(text, lang)) is not None
+        learned = self._learned(request, text, trace) if cls_used is cls and refers else None
         if learned is not None:
-            text, carried = learned
+            text, more = learned
+            carried = (*carried, *more)
             rules.append("learned-resolver")
+        elif deixis and not refers:
+            pass  # the pro-forms were all the message referred to
         elif cls_used is ReferenceClass.EARLIER and Cue.ORDINAL in c.cues \
                 and _LIST_ORDINAL.search(text):
             # "back to the regions — the third one?": the list is the store
@@ -137,7 +155,7 @@ class EmbeddedRewriter(ImmediateRules, RecallRules, ScreenRules, FrameRules, Res
         ):
             text, focus = self._immediate(text, lang, scope, state, msg, rules)
 
-        if not scope.guarded and not c.pivot and learned is None:
+        if not scope.guarded and not c.pivot and learned is None and not deixis:
             text = self._carry(text, lang, scope, state, rules)
         if lang == "en":
             text = self._locative_frame(text, msg.text, c.pivot, state, rules)
@@ -146,7 +164,9 @@ class EmbeddedRewriter(ImmediateRules, RecallRules, ScreenRules, FrameRules, Res
         named = [m for m in entities if not m.is_attribute]
         if focus is None:
             focus = self._primary(named, text, lang)
-        if "shift_probability" in trace:
+        if deixis:
+            topic_shift = False  # it names what the conversation named
+        elif "shift_probability" in trace:
             # the learned detector replaces the "every name is new" rule; a message that
             # needed an earlier phrase continues its subject whatever the detector says
             # (it scores drift into the previous answer as a shift: see its module)

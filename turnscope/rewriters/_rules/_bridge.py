@@ -13,6 +13,7 @@ from turnscope.resolver import Resolver, default_resolver
 from turnscope.resolver._ranker import history_of, session_shift
 from turnscope.rewriters._base import RewriteRequest
 from turnscope.rewriters._rules._base import RuleBase
+from turnscope.rewriters._rules._deixis import Substitution, locative_there, possessive_pronoun
 
 logger = logging.getLogger("turnscope.rewriters")
 #: cues whose store is structure the rules read (a list, the previous exchange), not an
@@ -91,3 +92,30 @@ class ResolverBridge(RuleBase):
         trace["resolver"] = res.trace()
         trace["shift_probability"] = round(shift, 4)
         return res.query, res.carried
+
+    def _open_domain(self, request: RewriteRequest) -> bool:
+        """Whether a message is open-domain talk with no structural cue: English, no
+        change of subject, a standalone or immediate reference (no ordinal, elaboration,
+        recall or screen), in a conversation that names nothing of a declared vocabulary.
+        These are the messages the learned resolver decides."""
+        msg = request.message
+        c = msg.classification
+        return msg.lang == "en" and not c.pivot \
+            and c.reference_class in (ReferenceClass.STANDALONE, ReferenceClass.IMMEDIATE) \
+            and not set(c.cues) & _STRUCTURAL_CUES \
+            and not (self.extractor.vocabulary.types and _in_domain(request.state))
+
+    def _deixis(self, request: RewriteRequest, text: str) -> list[Substitution]:
+        """The pro-forms of an open-domain message whose antecedent structure fixes (a
+        possessive "mine", a locative "there"), each replaced in turn. What they name is
+        not the learned resolver's choice: it does not decide these messages."""
+        if not self._open_domain(request):
+            return []
+        msg, scope, state = request.message, request.scope, request.state
+        done: list[Substitution] = []
+        for rule in (possessive_pronoun, locative_there):
+            sub = rule(text, state, scope.turns, msg.index)
+            if sub is not None:
+                done.append(sub)
+                text = sub.text
+        return done

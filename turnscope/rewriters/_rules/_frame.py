@@ -9,11 +9,13 @@ import re
 from turnscope.conversation import ConversationState
 from turnscope.entities._lexicon import ANAPHORIC_PRONOUNS
 from turnscope.rewriters._rules._base import RuleBase
-from turnscope.rewriters._rules._text import _PLACE_NAME, _SENT_END, _join
+from turnscope.rewriters._rules._text import _PLACE_NAME, _SENT_END, _TIME_NAMES, _join
 from turnscope.scope import Scope
 
 #: a general proper name after a locative preposition: the place a question is set in
+#: (not a time: "in June", "at Christmas")
 _PLACE_IN = re.compile(r"\b(?:in|around|near|visit|visiting|at)\s+(?:downtown\s+|mt\.?\s+|mount\s+)?"
+                       rf"(?!(?:{'|'.join(sorted(_TIME_NAMES))})\b)"
                        r"(?P<place>[A-Z][\w.\-]*[A-Za-z](?:\s+[A-Z][\w.\-]*[A-Za-z]){0,3})")
 #: things a question asks about that are somewhere: what a place frame applies to
 _LOCATABLE = re.compile(

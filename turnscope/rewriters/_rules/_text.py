@@ -36,3 +36,10 @@ def _join(names: Sequence[str], lang: str) -> str:
     if len(names) <= 2:
         return " and ".join(names)
     return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+#: capitalised words after "in" or "at" that name a time, not a place ("in June")
+_TIME_NAMES = frozenset(
+    "January February March April May June July August September October November December "
+    "Monday Tuesday Wednesday Thursday Friday Saturday Sunday Christmas Easter Halloween "
+    "Thanksgiving Ramadan Spring Summer Autumn Fall Winter".split())
