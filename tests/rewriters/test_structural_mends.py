@@ -112,6 +112,34 @@ def test_mine_that_points_at_nothing_said_stays(resolver: str | None, message: s
     assert has(q, "mine") and not has(q, "my dishwasher")
 
 
+# -- 3. a list item keeps its whole name, model numbers included ---------------------
+
+CAMERAS = [("user", "Which mirrorless cameras should I look at for travel?"),
+           ("assistant", "Look at the Sony Alpha 7 IV, the Canon EOS R6 Mark II and the "
+                         "Nikon Z6 III; all three are weather sealed.")]
+TABLETS = [("user", "Which tablets are good for drawing?"),
+           ("assistant", "Artists like the Apple iPad Pro 13, the Samsung Galaxy Tab S9 Ultra "
+                         "and the Microsoft Surface Pro 9.")]
+
+
+@pytest.mark.parametrize("resolver", PATHS)
+@pytest.mark.parametrize(("message", "item"), [
+    ("How much does the second one weigh?", "Canon EOS R6 Mark II"),
+    ("Does the last one have a flip screen?", "Nikon Z6 III"),
+    ("Is the first one full frame?", "Sony Alpha 7 IV"),
+])
+def test_ordinal_takes_the_whole_model_name(resolver: str | None, message: str, item: str) -> None:
+    assert has(rewrite(CAMERAS, message, resolver), item)
+
+
+@pytest.mark.parametrize("resolver", PATHS)
+def test_ordinal_takes_a_model_name_with_a_camel_case_word(resolver: str | None) -> None:
+    q = rewrite(TABLETS, "What does the second one cost?", resolver)
+    assert has(q, "Samsung Galaxy Tab S9 Ultra")
+    q = rewrite(TABLETS, "Does the first one support a pen?", resolver)
+    assert has(q, "Apple iPad Pro 13")
+
+
 # -- 4. an opener dropped: no dangling conjunction, a capital where the question starts
 
 @pytest.mark.parametrize("resolver", PATHS)

@@ -152,6 +152,19 @@ def _word_before(text: str, end: int, limit: int) -> str | None:
     return text[j:i]
 
 
+_SMALL_FIRST = re.compile(r"^[a-z][A-Z][a-z]")
+#: a model code: letters and digits, perhaps hyphenated ("X1", "x360", "S24", "WH-1000XM5")
+_MODEL_CODE = re.compile(r"^(?=[^A-Za-z]*[A-Za-z])(?=[A-Za-z\-]*\d)[A-Za-z0-9][A-Za-z0-9\-]{0,11}$")
+
+
+def _in_name(tok: str) -> bool:
+    """Whether a token can be a word of a proper name: capitalised ("Galaxy"), a brand
+    spelt with a small first letter ("iPad", "eBay"; not a unit such as "vCPUs"), a number
+    or a model code ("X1", "x360", "S9")."""
+    return tok[:1].isupper() or tok.isdigit() or bool(_SMALL_FIRST.match(tok)) \
+        or bool(_MODEL_CODE.match(tok))
+
+
 def _clean_token(tok: str) -> str:
     return tok.rstrip(".").replace("’", "'")
 
@@ -248,6 +261,12 @@ class EntityExtractor:
             gap = text[tokens[i - 1][1]:s] if i else ""
             if run and _PHRASE_BREAK.search(gap):
                 flush()
+            if run and _MODEL_CODE.match(tok) and not gap.strip() and not run[-1][2].isdigit() \
+                    and _in_name(run[-1][2]):
+                # "ThinkPad X1 Carbon", "Galaxy Tab S9 Ultra": a model code right after a
+                # word of a name is part of the product's name, not a term of its own
+                run.append((s, e, tok))
+                continue
             if _IDENT.match(tok):
                 flush()
                 out.append(Mention("term", tok, text[s:e], s, e, "general"))
@@ -298,8 +317,11 @@ class EntityExtractor:
                                 and tokens[i - 1][2].lower() in _PRONOUN_COPULA
                                 and (i + 1 == len(tokens) or tokens[i + 1][2].lower() in FUNCTION_WORDS
                                      or bool(_PUNCT_NEXT.match(text, e))))
-            if run and _NUMBER.match(tok) and run[-1][2][:1].isupper() and tok.isdigit():
-                run.append((s, e, tok))  # "Model 3", "Windows 11": the number is in the name
+            if run and _NUMBER.match(tok) and tok.isdigit() and (
+                    run[-1][2][:1].isupper() or (_in_name(run[-1][2]) and _in_name(run[0][2]))):
+                # "Model 3", "Windows 11": the number is in the name; so is a second one
+                # after a model code or number ("XPS 13 9340", "Spectre x360 14")
+                run.append((s, e, tok))
                 continue
             if not run and tok.isdigit() and i and tokens[i - 1][2].lower() in _ARTICLES \
                     and i + 1 < len(tokens) and tokens[i + 1][2].lower() not in FUNCTION_WORDS:
@@ -333,7 +355,7 @@ class EntityExtractor:
             return []
         s, e = words[0][0], words[-1][1]
         surface = text[s:e]
-        caps = all(w[2][:1].isupper() or w[2].isdigit() for w in words) and not words[0][2].isdigit()
+        caps = all(_in_name(w[2]) for w in words) and not words[0][2].isdigit()
         head = words[-1][2].lower()
         if len(words) == 1 and _ACRONYM.match(words[0][2]):
             return [Mention("term", surface, surface, s, e, "general")]
