@@ -10,7 +10,7 @@ import typer
 from turnscope._exceptions import ConfigError, TurnscopeError
 from turnscope.cli._llm_opts import rewriter_from_options
 from turnscope.entities import Vocabulary, bundled_vocabularies, bundled_vocabulary
-from turnscope.entities._extract import BUNDLED_CORPUS_OF
+from turnscope.entities._vocabulary import BUNDLED_CORPUS_OF, BUNDLED_PREFIX, bundled_name
 from turnscope.rewriters import Rewriter
 
 #: the longest ``--timeout`` accepted; anything beyond is a typo rather than a wish
@@ -28,8 +28,8 @@ def check_timeout(value: float) -> float:
 
 
 #: ``--vocabulary`` values that name a shipped vocabulary, as the user writes them
-BUNDLED_CHOICES: dict[str, str] = {f"bundled:{name.replace('_', '-')}": name
-                                   for name in BUNDLED_CORPUS_OF}
+BUNDLED_CHOICES: tuple[str, ...] = tuple(f"{BUNDLED_PREFIX}{name.replace('_', '-')}"
+                                         for name in BUNDLED_CORPUS_OF)
 #: what ``--vocabulary`` accepts, for help texts and error messages
 VOCABULARY_CHOICES = ("none, bundled (every shipped vocabulary), "
                       + ", ".join(BUNDLED_CHOICES) + " or a vocabulary JSON file")
@@ -60,17 +60,16 @@ def load_vocabulary(spec: str | None) -> Vocabulary | None:
         return None
     if spec == "bundled":
         return bundled_vocabularies()
-    if spec.startswith("bundled:"):
-        # ja_site is the file's name; ja-site is how the choice is written, both are fine
-        name = BUNDLED_CHOICES.get(spec.replace("_", "-"))
-        if name is None:
+    name = bundled_name(spec)
+    if name is not None:
+        if name not in BUNDLED_CORPUS_OF:
             raise ConfigError(f"--vocabulary: no bundled vocabulary named {spec[8:]!r}; "
                               f"choose {VOCABULARY_CHOICES}")
         return bundled_vocabulary(name)
     path = Path(spec)
     if not path.is_file():
         hint = (f" (for the shipped one write bundled:{spec})"
-                if f"bundled:{spec.replace('_', '-')}" in BUNDLED_CHOICES else "")
+                if bundled_name(BUNDLED_PREFIX + spec) in BUNDLED_CORPUS_OF else "")
         raise ConfigError(f"--vocabulary: {spec!r} is not a vocabulary file{hint}; "
                           f"choose {VOCABULARY_CHOICES}")
     return Vocabulary.load(path)

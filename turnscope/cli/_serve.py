@@ -32,8 +32,9 @@ def _service_vocabulary(spec: str) -> str:
     """A ``--vocabulary`` the service can load by name (it reads no files a client names,
     and the default is named the same way)."""
     from turnscope.cli._common import BUNDLED_CHOICES
+    from turnscope.entities._vocabulary import BUNDLED_CORPUS_OF, bundled_name
 
-    if spec in ("none", "bundled") or spec.replace("_", "-") in BUNDLED_CHOICES:
+    if spec in ("none", "bundled") or bundled_name(spec) in BUNDLED_CORPUS_OF:
         return spec
     raise typer.BadParameter(f"{spec!r} is not a vocabulary the service ships; choose none, "
                              f"bundled or {', '.join(BUNDLED_CHOICES)}", param_hint="--vocabulary")

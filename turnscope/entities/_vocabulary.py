@@ -250,6 +250,22 @@ def _surface_lookup(entries: tuple[_Entry, ...]) -> dict[str, _Entry]:
 
 #: the bundled corpus each bundled vocabulary's associations are counted over
 BUNDLED_CORPUS_OF = {"cloud": "cloud_docs", "ja_site": "ja_site"}
+#: how a shipped vocabulary is declared (``bundled:cloud``, ``bundled:ja-site``): the CLI
+#: and the service read the same spelling
+BUNDLED_PREFIX = "bundled:"
+
+
+def bundled_name(spec: str) -> str | None:
+    """The shipped vocabulary a ``bundled:NAME`` declaration names, as its file is named
+    (``ja-site`` and ``ja_site`` are both ``ja_site``); ``None`` for any other spec. Whether
+    that vocabulary exists is :func:`bundled_vocabulary`'s to say.
+
+    >>> bundled_name("bundled:ja-site"), bundled_name("none")
+    ('ja_site', None)
+    """
+    if not spec.startswith(BUNDLED_PREFIX):
+        return None
+    return spec[len(BUNDLED_PREFIX):].replace("-", "_")
 
 
 @lru_cache(maxsize=8)

@@ -26,6 +26,7 @@ from turnscope._exceptions import ConfigError, InputError, TurnscopeError
 from turnscope._items import FollowUpItem, rewrite_item
 from turnscope._session import Session
 from turnscope.entities import Vocabulary, bundled_vocabularies, bundled_vocabulary
+from turnscope.entities._vocabulary import bundled_name
 from turnscope.scope import get_policy
 from turnscope.service._config import ServiceConfig
 from turnscope.service._exceptions import (
@@ -113,8 +114,7 @@ class Engine:
         with self._vocab_lock:
             if name in self._vocab:
                 return self._vocab[name]
-        # "bundled:ja-site" is the CLI's spelling of the file name ja_site
-        bare = name[len("bundled:"):].replace("-", "_") if name.startswith("bundled:") else name
+        bare = bundled_name(name) or name  # "bundled:ja-site", as the CLI writes it, is ja_site
         if name == "bundled":
             vocab: Vocabulary | None = bundled_vocabularies()
         elif name == "none":
