@@ -17,29 +17,13 @@ import os
 # network call (set before haystack is imported, which reads it)
 os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
 
+from _corpus import CONVERSATION, PASSAGES  # examples/_corpus.py, beside this script
 from haystack import Document, Pipeline  # noqa: E402
 from haystack.components.retrievers.in_memory import InMemoryBM25Retriever  # noqa: E402
 from haystack.dataclasses import ChatMessage  # noqa: E402
 from haystack.document_stores.in_memory import InMemoryDocumentStore  # noqa: E402
 
 from turnscope.integrations.haystack import TurnscopeRewriter  # noqa: E402
-
-PASSAGES = [
-    "Lobular carcinoma is a breast cancer that begins in the milk-producing glands (lobules).",
-    "Lobular carcinoma is treated with surgery, radiation therapy and hormone therapy.",
-    "Ductal carcinoma is treated with lumpectomy or mastectomy.",
-    "Lima, the capital of Peru, lies on the Pacific coast.",
-    "Machu Picchu is a fifteenth-century Inca citadel in the Andes of southern Peru.",
-    "Machu Picchu was built by the Inca emperor Pachacuti around 1450.",
-]
-
-CONVERSATION = [
-    "Tell me about lobular carcinoma",
-    "How is it treated?",
-    "What is the capital of Peru?",
-    "Tell me about Machu Picchu",
-    "Who built it?",
-]
 
 
 def build_pipeline() -> Pipeline:

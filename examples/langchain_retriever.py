@@ -20,6 +20,7 @@ import re
 from collections import Counter
 from typing import Any
 
+from _corpus import CONVERSATION, PASSAGES  # examples/_corpus.py, beside this script
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
@@ -27,23 +28,6 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.vectorstores import InMemoryVectorStore
 
 from turnscope.integrations.langchain import TRACE_EVENT, TurnscopeRetriever, turnscope_condense
-
-PASSAGES = [
-    "Lobular carcinoma is a breast cancer that begins in the milk-producing glands (lobules).",
-    "Lobular carcinoma is treated with surgery, radiation therapy and hormone therapy.",
-    "Ductal carcinoma is treated with lumpectomy or mastectomy.",
-    "Lima, the capital of Peru, lies on the Pacific coast.",
-    "Machu Picchu is a fifteenth-century Inca citadel in the Andes of southern Peru.",
-    "Machu Picchu was built by the Inca emperor Pachacuti around 1450.",
-]
-
-CONVERSATION = [
-    "Tell me about lobular carcinoma",
-    "How is it treated?",
-    "What is the capital of Peru?",
-    "Tell me about Machu Picchu",
-    "Who built it?",
-]
 
 _STOP = {"a", "an", "the", "is", "are", "was", "of", "in", "on", "to", "and", "or", "by",
          "with", "what", "how", "who", "when", "tell", "me", "about", "it", "that", "this"}

@@ -13,32 +13,31 @@ real LLM. No network, no API key.
 
 from __future__ import annotations
 
-from llama_index.core import Document, PromptTemplate, SimpleKeywordTableIndex
+import os
+import sys
+
+# LlamaIndex's keyword table breaks ties between passages that match a question equally well
+# by the order of a set of strings, which Python salts per process: pin the salt, so every
+# run retrieves the same passages. (With salts that retrieve the "fifteenth-century citadel"
+# passage for "Tell me about Machu Picchu", turnscope's gate gives Machu Picchu 0.75 for
+# "Who built it?", under its 0.8, and the question stays as typed: precision first.)
+if os.environ.get("PYTHONHASHSEED") != "3":
+    os.environ["PYTHONHASHSEED"] = "3"
+    os.execv(sys.executable, [sys.executable, *sys.argv])
+
+from _corpus import CONVERSATION, PASSAGES  # examples/_corpus.py, beside this script
+from llama_index.core import PromptTemplate, SimpleKeywordTableIndex
 from llama_index.core.llms import MockLLM
+from llama_index.core.schema import TextNode
 
 from turnscope.integrations.llamaindex import TurnscopeChatEngine
-
-PASSAGES = [
-    "Lobular carcinoma is a breast cancer that begins in the milk-producing glands (lobules).",
-    "Lobular carcinoma is treated with surgery, radiation therapy and hormone therapy.",
-    "Ductal carcinoma is treated with lumpectomy or mastectomy.",
-    "Lima, the capital of Peru, lies on the Pacific coast.",
-    "Machu Picchu is a fifteenth-century Inca citadel in the Andes of southern Peru.",
-    "Machu Picchu was built by the Inca emperor Pachacuti around 1450.",
-]
-
-CONVERSATION = [
-    "Tell me about lobular carcinoma",
-    "How is it treated?",
-    "What is the capital of Peru?",
-    "Tell me about Machu Picchu",
-    "Who built it?",
-]
 
 
 def main() -> None:
     llm = MockLLM()
-    index = SimpleKeywordTableIndex.from_documents([Document(text=p) for p in PASSAGES], llm=llm)
+    # fixed node ids: the tie-break above also iterates a set of node ids (random uuids by default)
+    index = SimpleKeywordTableIndex([TextNode(text=p, id_=f"passage-{k}") for k, p in enumerate(PASSAGES)],
+                                    llm=llm)
     query_engine = index.as_query_engine(
         llm=llm, text_qa_template=PromptTemplate("{context_str}"), num_chunks_per_query=1)
     engine = TurnscopeChatEngine.from_defaults(query_engine)
