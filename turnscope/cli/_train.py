@@ -29,16 +29,19 @@ def train(
     only: Annotated[str, typer.Option(
         help="'all' (the shift detector, the neural tagger, then the resolver, which reads both), "
              "'shift', 'neural' or 'resolver'.")] = "all",
+    stack: Annotated[bool, typer.Option(
+        help="Also fine-tune the tagger on the development sets, with a fold tagger per resolver "
+             "fold for stacking (docs/neural.md: measured, not shipped; off rebuilds what ships).")] = False,
     reuse_synthetic: Annotated[bool, typer.Option(
-        help="Start the tagger's development-set stage from the synthetic stage's saved weights "
-             "(in the cache) instead of training that stage again (about 22 minutes).")] = False,
+        help="With --stack: start from the synthetic stage's saved weights (in the cache) "
+             "instead of training that stage again (about 22 minutes).")] = False,
 ) -> None:
     """Train the learned models on the sets of docs/splits.md (seeded, deterministic):
     the topic-shift detector (TopiOCQA train part + TIAGE train), the neural tagger
-    (synthetic follow-ups from TopiOCQA train, docs/neural_data.md, then the development
-    sets with fold taggers for stacking; needs the ``train`` extra), then the resolver
-    (CAsT 2019, CANARD, the CAsT 2021 dev half), which reads the detector's probability and
-    the tagger's scores."""
+    (synthetic follow-ups from TopiOCQA train, docs/neural_data.md; with ``--stack`` then the
+    development sets, with fold taggers for stacking; needs the ``train`` extra), then the
+    resolver (CAsT 2019, CANARD, the CAsT 2021 dev half), which reads the detector's
+    probability and the tagger's scores."""
     from turnscope.resolver._train import train_resolver
     from turnscope.retrieval._cache import default_cache_dir
 
@@ -65,7 +68,7 @@ def train(
         if only == "shift":
             return
     if only in ("all", "neural"):
-        _train_neural(data_root, seed, limit, console, reuse_synthetic)
+        _train_neural(data_root, seed, limit, console, stack, reuse_synthetic)
         if only == "neural":
             return
     cache_path = default_cache_dir() / "resolver-embeddings.npz" if cache else None
@@ -99,9 +102,11 @@ def train(
                   f"model {output.stat().st_size / 1e6:.2f} MB at {output}", markup=False, highlight=False)
 
 
-def _train_neural(data_root: Path | None, seed: int, limit: int, console: Console, reuse: bool) -> None:
-    """Two stages: the synthetic follow-ups (weights kept in the cache), then the development
-    sets, once per fold (fold taggers, in the cache) and once on all (into the package)."""
+def _train_neural(data_root: Path | None, seed: int, limit: int, console: Console, stack: bool,
+                  reuse: bool) -> None:
+    """The synthetic follow-ups (weights kept in the cache; the int8 model into the package),
+    and with ``stack`` then the development sets, once per fold (fold taggers, in the cache)
+    and once on all (into the package, replacing the synthetic one)."""
     from turnscope.resolver import _neural
     from turnscope.resolver._neural_data import build_neural_data
     from turnscope.resolver._neural_dev import train_stacked
@@ -113,16 +118,19 @@ def _train_neural(data_root: Path | None, seed: int, limit: int, console: Consol
     data = cache / f"neural-data-{seed}.jsonl"
     base = cache / f"neural-tagger-{seed}.pt"
     try:
-        if reuse and base.exists():
+        if stack and reuse and base.exists():
             console.print(f"synthetic stage: reusing {base}", markup=False, highlight=False)
         else:
             built = build_neural_data(data_root, data, seed=seed)
             console.print(f"neural data: {built}", markup=False, highlight=False)
-            report = train_neural(data, cache / f"neural-synthetic-{seed}", seed=seed, limit=limit or None,
+            report = train_neural(data, PACKAGE_MODELS / "neural", seed=seed, limit=limit or None,
                                   console=console, checkpoint=base)
             console.print(f"synthetic stage: {report.examples} examples, {report.steps} steps in "
                           f"{report.seconds:.0f} s; held-out token AUC {report.token_auc:.3f}, "
                           f"need AUC {report.need_auc:.3f}", markup=False, highlight=False)
+        if not stack:
+            _neural._DEFAULT = None  # the resolver trained next reads the tagger just written
+            return
         loaded = {name: TRAINING_SETS[name](data_root) for name in TRAINING_SETS}
         if limit:
             loaded = {k: v[:limit] for k, v in loaded.items()}
