@@ -1,0 +1,35 @@
+"""``turnscope train`` choices that fail before any training starts: they must say what is
+wrong and how to mend it (the training itself is tested in tests/resolver)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from turnscope.cli import _train
+from turnscope.cli._app import app
+
+runner = CliRunner()
+
+
+def test_an_unknown_stage_names_the_choices() -> None:
+    result = runner.invoke(app, ["train", "--only", "tagger"])
+    assert result.exit_code == 2
+    assert "all, shift, neural or resolver" in result.output
+
+
+def test_a_stacked_tagger_without_its_fold_taggers_stops_the_resolver_training(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    models = tmp_path / "models"
+    (models / "neural").mkdir(parents=True)
+    (models / "neural" / "tagger.json").write_text(
+        json.dumps({"stacked": {"folds": 5, "fold_dir": str(tmp_path / "gone")}}), encoding="utf-8")
+    monkeypatch.setattr(_train, "PACKAGE_MODELS", models)
+    out = tmp_path / "resolver.txt"
+    result = runner.invoke(app, ["train", "--only", "resolver", "--output", str(out), "--no-cache"])
+    assert result.exit_code == 1
+    assert "fold taggers" in result.output and "--only neural" in result.output
+    assert not out.exists()
