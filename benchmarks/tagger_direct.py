@@ -22,7 +22,7 @@ import numpy as np
 
 from turnscope._matching import check_terms
 from turnscope.resolver._candidates import key_of
-from turnscope.resolver._neural import MAX_TURNS, NeuralTagger, encode
+from turnscope.resolver._neural import MAX_TURNS, NeuralTagger, word_spans, word_text
 from turnscope.resolver._neural_dev import dev_rows, fold_taggers
 from turnscope.resolver._train import DEFAULT_FOLDS, TRAINING_SETS
 from turnscope.retrieval._cache import default_cache_dir
@@ -33,23 +33,9 @@ THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 def history_words(tagger: NeuralTagger, message: str, history: list[str]) -> list[tuple[float, str]]:
     """(best piece score, word) for every history word the tagger reads, in its order."""
     texts = history[-MAX_TURNS:]
-    enc = encode(tagger._tokenizer, message, texts)
-    ids = np.asarray([enc.ids], dtype=np.int64)
-    feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids),
-             "token_type_ids": np.asarray([enc.type_ids], dtype=np.int64)}
-    probs = tagger._session.run(["token_probs"], feeds)[0][0]
+    enc, probs, _ = tagger.run(message, texts)
     turns = list(reversed(texts))
-    words: list[tuple[float, str]] = []
-    word: tuple[int, int, int] | None = None
-    best = 0.0
-    for k, span in enumerate([*enc.spans, None]):
-        if span is not None and word is not None and span[0] == word[0] and span[1] == word[2]:
-            word, best = (word[0], word[1], span[2]), max(best, float(probs[k]))
-            continue
-        if word is not None:
-            words.append((best, turns[word[0]][word[1]:word[2]]))
-        word, best = (span, float(probs[k])) if span is not None else (None, 0.0)
-    return words
+    return [(float(max(probs[w[0]:w[1]])), word_text(enc, turns, w)) for w in word_spans(enc)]
 
 
 def main() -> None:

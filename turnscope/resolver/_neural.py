@@ -31,7 +31,8 @@ import numpy as np
 from turnscope._exceptions import ConfigError
 from turnscope.resolver._candidates import HistoryTurn, key_of
 
-__all__ = ["DEFAULT_MAX_LEN", "EMPTY_EVIDENCE", "Encoded", "NeuralEvidence", "NeuralTagger", "default_tagger", "encode"]
+__all__ = ["DEFAULT_MAX_LEN", "EMPTY_EVIDENCE", "Encoded", "NeuralEvidence", "NeuralTagger", "default_tagger",
+           "encode", "word_scores", "word_spans", "word_text"]
 
 #: tokens of the whole sequence; 128 keeps a turn's cost near one e5 embedding and covers
 #: the message and, on CAsT-length answers, the last two to four turns
@@ -135,34 +136,42 @@ class NeuralEvidence:
 EMPTY_EVIDENCE = NeuralEvidence(0.0, {})
 
 
+def word_spans(enc: Encoded) -> list[tuple[int, int]]:
+    """The history words of ``enc`` as token ranges ``[start, end)``: word pieces whose
+    character spans are adjacent in one turn. The one grouping run-time scores and training
+    labels share."""
+    out: list[tuple[int, int]] = []
+    start: int | None = None
+    for k, span in enumerate(enc.spans):
+        prev = enc.spans[k - 1] if k else None
+        if span is not None and start is not None and prev is not None \
+                and span[0] == prev[0] and span[1] == prev[2]:
+            continue
+        if start is not None:
+            out.append((start, k))
+        start = k if span is not None else None
+    if start is not None:
+        out.append((start, len(enc.spans)))
+    return out
+
+
+def word_text(enc: Encoded, turns: Sequence[str], word: tuple[int, int]) -> str:
+    """The text of a word of :func:`word_spans` (``turns`` newest first, as encoded)."""
+    first, last = enc.spans[word[0]], enc.spans[word[1] - 1]
+    if first is None or last is None:
+        raise ValueError("not a history word")
+    return turns[first[0]][first[1]:last[2]]
+
+
 def word_scores(enc: Encoded, probs: np.ndarray, history: Sequence[str]) -> dict[str, float]:
-    """Group word pieces into words (adjacent character spans in one turn), score each word
-    by its best piece, and keep the best score per content stem."""
+    """Score each history word by its best piece, and keep the best score per content stem."""
     turns = list(reversed(history[-MAX_TURNS:]))
     out: dict[str, float] = {}
-    word: tuple[int, int, int] | None = None
-    best = 0.0
-
-    def flush() -> None:
-        if word is None:
-            return
-        pos, s, e = word
-        for stem in key_of(turns[pos][s:e]):
+    for word in word_spans(enc):
+        best = float(max(probs[word[0]:word[1]]))
+        for stem in key_of(word_text(enc, turns, word)):
             if best > out.get(stem, -1.0):
                 out[stem] = best
-    for k, span in enumerate(enc.spans):
-        if span is None:
-            flush()
-            word, best = None, 0.0
-            continue
-        p = float(probs[k])
-        if word is not None and span[0] == word[0] and span[1] == word[2]:
-            word = (word[0], word[1], span[2])
-            best = max(best, p)
-        else:
-            flush()
-            word, best = span, p
-    flush()
     return out
 
 
@@ -199,6 +208,16 @@ class NeuralTagger:
         with self._lock:
             self._cache.clear()
 
+    def run(self, message: str, texts: Sequence[str]) -> tuple[Encoded, np.ndarray, float]:
+        """The model itself, uncached: the encoding of ``message`` after ``texts`` (oldest
+        first), each token's probability and the need probability."""
+        enc = encode(self._tokenizer, message, texts, max_len=self.max_len)
+        ids = np.asarray([enc.ids], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids),
+                 "token_type_ids": np.asarray([enc.type_ids], dtype=np.int64)}
+        tokens, need = self._session.run(["token_probs", "need_prob"], feeds)
+        return enc, np.asarray(tokens[0]), float(need[0])
+
     def evidence(self, message: str, history: Sequence[HistoryTurn]) -> NeuralEvidence:
         """The tagger's evidence for ``message`` after ``history`` (oldest first; raw texts).
 
@@ -212,12 +231,8 @@ class NeuralTagger:
             if hit is not None:
                 self._cache.move_to_end(key)
                 return hit
-        enc = encode(self._tokenizer, message, texts, max_len=self.max_len)
-        ids = np.asarray([enc.ids], dtype=np.int64)
-        feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids),
-                 "token_type_ids": np.asarray([enc.type_ids], dtype=np.int64)}
-        tokens, need = self._session.run(["token_probs", "need_prob"], feeds)
-        ev = NeuralEvidence(float(need[0]), word_scores(enc, tokens[0], texts))
+        enc, tokens, need = self.run(message, texts)
+        ev = NeuralEvidence(need, word_scores(enc, tokens, texts))
         with self._lock:
             self._cache[key] = ev
             if len(self._cache) > _CACHE_SIZE:

@@ -98,34 +98,21 @@ def labels_for(enc: Encoded, history: Sequence[str], targets: Sequence[str]) -> 
 
 def stem_labels(enc: Encoded, history: Sequence[str], stems: frozenset[str]) -> list[float]:
     """1 for every piece of a history word whose content stem is in ``stems`` (the words a
-    human rewrite adds, :mod:`turnscope.resolver._neural_dev`), else 0. Words are grouped
-    from adjacent pieces as :func:`turnscope.resolver._neural.word_scores` groups them at
-    run time, so training and inference agree on what a word is."""
+    human rewrite adds, :mod:`turnscope.resolver._neural_dev`), else 0. Words are those of
+    :func:`turnscope.resolver._neural.word_spans`, as the run-time scores group them."""
     from turnscope.resolver._candidates import key_of
-    from turnscope.resolver._neural import MAX_TURNS
+    from turnscope.resolver._neural import MAX_TURNS, word_spans, word_text
 
     turns = list(reversed(history[-MAX_TURNS:]))
     out = [0.0] * len(enc.spans)
-    start = 0
-    while start < len(enc.spans):
-        span = enc.spans[start]
-        if span is None:
-            start += 1
+    for word in word_spans(enc):
+        if not key_of(word_text(enc, turns, word)) & stems:
             continue
-        end = start + 1
-        while end < len(enc.spans):
-            nxt = enc.spans[end]
-            if nxt is None or nxt[0] != span[0] or nxt[1] != enc.spans[end - 1][2]:  # type: ignore[index]
-                break
-            end += 1
-        last = enc.spans[end - 1]
-        text = turns[span[0]]
-        if last is not None and key_of(text[span[1]:last[2]]) & stems:
-            # not the punctuation glued to the word ("cancer?"): it names nothing
-            for k in range(start, end):
-                s_, e_ = enc.spans[k][1:]  # type: ignore[index]
-                out[k] = float(any(c.isalnum() for c in text[s_:e_]))
-        start = end
+        for k in range(*word):
+            span = enc.spans[k]
+            if span is not None:
+                # not the punctuation glued to the word ("cancer?"): it names nothing
+                out[k] = float(any(c.isalnum() for c in turns[span[0]][span[1]:span[2]]))
     return out
 
 
