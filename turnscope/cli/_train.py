@@ -128,19 +128,19 @@ def _train_neural(data_root: Path | None, seed: int, limit: int, console: Consol
             console.print(f"synthetic stage: {report.examples} examples, {report.steps} steps in "
                           f"{report.seconds:.0f} s; held-out token AUC {report.token_auc:.3f}, "
                           f"need AUC {report.need_auc:.3f}", markup=False, highlight=False)
-        if not stack:
-            _neural._DEFAULT = None  # the resolver trained next reads the tagger just written
-            return
-        loaded = {name: TRAINING_SETS[name](data_root) for name in TRAINING_SETS}
-        if limit:
-            loaded = {k: v[:limit] for k, v in loaded.items()}
-        stacked = train_stacked(loaded, base, PACKAGE_MODELS / "neural", cache / f"neural-folds-{seed}",
-                                folds=DEFAULT_FOLDS, seed=seed, console=console)
+        stacked = None
+        if stack:
+            loaded = {name: TRAINING_SETS[name](data_root) for name in TRAINING_SETS}
+            if limit:
+                loaded = {k: v[:limit] for k, v in loaded.items()}
+            stacked = train_stacked(loaded, base, PACKAGE_MODELS / "neural", cache / f"neural-folds-{seed}",
+                                    folds=DEFAULT_FOLDS, seed=seed, console=console)
     except TurnscopeError as exc:
         console.print(f"error: {exc}", markup=False, highlight=False)
         raise typer.Exit(1) from None
     _neural._DEFAULT = None  # the resolver trained next reads the tagger just written
-    size = (PACKAGE_MODELS / "neural" / "tagger.int8.onnx").stat().st_size
-    console.print(f"development stage: {sum(stacked.rows.values())} messages ({stacked.rows}), "
-                  f"{stacked.folds} fold taggers in {stacked.fold_dir}, {stacked.seconds:.0f} s; "
-                  f"shipped tagger {size / 1e6:.1f} MB", markup=False, highlight=False)
+    if stacked is not None:
+        size = (PACKAGE_MODELS / "neural" / "tagger.int8.onnx").stat().st_size
+        console.print(f"development stage: {sum(stacked.rows.values())} messages ({stacked.rows}), "
+                      f"{stacked.folds} fold taggers in {stacked.fold_dir}, {stacked.seconds:.0f} s; "
+                      f"shipped tagger {size / 1e6:.1f} MB", markup=False, highlight=False)
