@@ -1,6 +1,7 @@
-"""The shipped resolver against the one trained on stacked tagger scores: development replay.
+"""Two resolvers' development-replay calibration rows side by side (by default the shipped
+one against the one trained on stacked tagger scores).
 
-    python benchmarks/stacking_curves.py [--stacked HEADER] [--png FILE]
+    python benchmarks/stacking_curves.py [--stacked HEADER] [--base HEADER] [--labels A,B] [--png FILE]
 
 Both model headers hold the session-replay calibration rows: every development conversation
 (CANARD: 150 dialogues) replayed by fold models that never saw it, at each (slot, other)
@@ -8,6 +9,9 @@ gate threshold pair, averaged over two seeds. This prints both models' rows per 
 draws coverage against contamination, one panel per set. No check set is read. The stacked
 header is the one round 13 measured (``turnscope train --only neural --stack`` then
 ``--only resolver``), kept in ``benchmarks/figures/resolver_stacked_header_issue20.json``.
+``--base`` replaces the shipped model (a model file or a header), ``--labels`` the two names
+(round 14 compared the round-12 resolver with the one that also learns from its own
+histories this way).
 """
 
 from __future__ import annotations
@@ -32,9 +36,13 @@ def rows(header: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--stacked", type=Path, default=HERE / "figures" / "resolver_stacked_header_issue20.json")
+    ap.add_argument("--base", type=Path, default=SHIPPED)
+    ap.add_argument("--labels", default="shipped (synthetic tagger),stacked fold taggers")
+    ap.add_argument("--title", default="shipped vs stacked tagger")
     ap.add_argument("--png", type=Path, default=HERE / "figures" / "stacking_curves_issue20.png")
     args = ap.parse_args()
-    models = {"shipped (synthetic tagger)": rows(SHIPPED), "stacked fold taggers": rows(args.stacked)}
+    base_label, other_label = args.labels.split(",", 1)
+    models = {base_label: rows(args.base), other_label: rows(args.stacked)}
     sets = list(next(iter(models.values()))[1][0]["sets"])
     table = Table(title="development session replay, coverage / contamination per threshold pair")
     table.add_column("slot, other")
@@ -73,7 +81,7 @@ def main() -> None:
         ax.set_ylabel("coverage")
         ax.grid(alpha=0.3)
     axes[0].legend(loc="lower right", fontsize=8)
-    fig.suptitle("Resolver gate pairs: shipped vs stacked tagger (outlined: the chosen pair)")
+    fig.suptitle(f"Resolver gate pairs: {args.title} (outlined: the chosen pair)")
     fig.tight_layout()
     fig.savefig(args.png, dpi=110)
     print(f"wrote {args.png}")

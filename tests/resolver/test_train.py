@@ -9,7 +9,14 @@ import pytest
 
 from turnscope.datasets._cast import _convert, _Turn
 from turnscope.resolver import HistoryTurn, Resolver
-from turnscope.resolver._train import CALIBRATION_PAIRS, CALIBRATION_SEEDS, train_resolver
+from turnscope.resolver._train import (
+    CALIBRATION_PAIRS,
+    CALIBRATION_SEEDS,
+    OWN_HISTORY_PAIR,
+    own_history_items,
+    train_resolver,
+    with_rewrites,
+)
 
 # (raw, human rewrite, response): each conversation has a subject the follow-ups point
 # back to with a pronoun, and a standalone question that needs nothing
@@ -90,3 +97,55 @@ def test_the_trained_model_prefers_the_subject_for_a_pronoun(trained: tuple[Path
     cands, scores = r.score("What did she write?", hist)
     best = cands[int(scores.argmax())]
     assert best.text == "Ada Lovelace"
+
+
+# --- own histories: the gate also learns from conversations as the resolver rewrote them ---
+
+def test_with_rewrites_reads_earlier_turns_as_the_sessions_queries() -> None:
+    items = _items()[:3]  # one conversation: subject, pronoun follow-up, standalone question
+    queries = ["What is lobular carcinoma?", "How is it treated?", "What is the capital of Peru?"]
+    out = with_rewrites(items, queries)
+    assert [it["prefix_rewrites"] for it in out] == [[], queries[:1], queries[:2]]
+    # the labels still come from the human rewrite
+    for before, after in zip(items, out, strict=True):
+        assert after["human_rewrite"] == before["human_rewrite"]
+        assert after["required_in_rewrite"] == before["required_in_rewrite"]
+        assert after["forbidden_in_rewrite"] == before["forbidden_in_rewrite"]
+    assert items[2]["prefix_rewrites"][1] == "How is lobular carcinoma treated?"  # input untouched
+
+
+def test_with_rewrites_names_a_count_mismatch() -> None:
+    items = _items()[:3]
+    with pytest.raises(ValueError, match="3 items but 2 rewrites"):
+        with_rewrites(items, ["a", "b"])
+    # an item whose conversation is not all there: its earlier rewrites cannot be replaced
+    with pytest.raises(ValueError, match="fixture_1_3: 2 earlier rewrites"):
+        with_rewrites(items[2:], ["x"])
+
+
+def test_own_history_items_replays_each_conversation_with_its_fold_model(trained: tuple[Path, Any]) -> None:
+    from turnscope._items import replay_conversations
+    from turnscope._session import Session
+
+    path, _ = trained
+    r = Resolver.load(path)
+    items = _items()
+    own = own_history_items({"fixture": items}, {0: r._booster}, {0: r._gate}, 1, r.max_carried,
+                            r.embedder, r.nn_rewrites, pair=(r.slot_threshold, r.threshold))["fixture"]
+    expected = [res.query for res in replay_conversations(items, lambda: Session(resolver=r))]
+    assert own == with_rewrites(items, expected)
+    # a fold with no models keeps the human rewrites
+    kept = own_history_items({"fixture": items}, {}, {}, 1, r.max_carried, r.embedder)["fixture"]
+    assert kept == items
+
+
+def test_training_adds_the_own_history_examples_when_asked(trained: tuple[Path, Any], tmp_path: Path) -> None:
+    _, human_only = trained  # the default: human rewrites only (own histories are not shipped)
+    assert human_only.own_examples == 0
+    out = tmp_path / "own.txt"
+    report = train_resolver(None, out, items={"fixture": _items()}, folds=3, rounds=40, seed=7,
+                            params=TINY_PARAMS, calibrate=False, own_histories=True)
+    assert report.own_examples > 0
+    assert report.examples == human_only.examples + report.own_examples
+    assert Resolver.load(out).meta["own_histories"] == {"examples": report.own_examples,
+                                                        "pair": list(OWN_HISTORY_PAIR)}

@@ -35,6 +35,9 @@ def train(
     reuse_synthetic: Annotated[bool, typer.Option(
         help="With --stack: start from the synthetic stage's saved weights (in the cache) "
              "instead of training that stage again (about 22 minutes).")] = False,
+    own_histories: Annotated[bool, typer.Option(
+        help="Also train the resolver on the development conversations as its fold models "
+             "rewrote them (docs/neural.md, round 14: measured, not shipped).")] = False,
 ) -> None:
     """Train the learned models on the sets of docs/splits.md (seeded, deterministic):
     the topic-shift detector (TopiOCQA train part + TIAGE train), the neural tagger
@@ -79,7 +82,7 @@ def train(
         # a tagger fine-tuned on the development sets is stood in for by its fold taggers
         taggers = fold_taggers(PACKAGE_MODELS / "neural", DEFAULT_FOLDS)
         report = train_resolver(data_root, output, seed=seed, limit=limit or None, cache=cache_path,
-                                console=console, fold_taggers=taggers)
+                                console=console, fold_taggers=taggers, own_histories=own_histories)
     except TurnscopeError as exc:
         console.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
         raise typer.Exit(1) from None
@@ -97,7 +100,8 @@ def train(
     console.print(table)
     console.print(f"threshold {report.threshold} ({report.slot_threshold} where the message has a "
                   f"pronoun slot), at most {report.max_carried} phrases; "
-                  f"{report.examples} messages, {report.rows} candidates ({report.positives} needed); "
+                  f"{report.examples} messages ({report.own_examples} read through the fold models' own "
+                  f"rewrites), {report.rows} candidates ({report.positives} needed); "
                   f"{report.embed_misses} texts embedded; {report.seconds:.0f} s; "
                   f"model {output.stat().st_size / 1e6:.2f} MB at {output}", markup=False, highlight=False)
 

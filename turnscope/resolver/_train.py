@@ -18,6 +18,14 @@ on new conversations). The gate's threshold and the cap on carried phrases are
 chosen on its own out-of-fold predictions (folds by conversation), by the
 precision-first objective ``coverage - CONTAMINATION_WEIGHT * contamination``
 averaged over the sets, each set weighing the same.
+
+With ``own_histories`` (measured, not shipped: :data:`OWN_HISTORIES`) both models also learn
+from every development conversation *as the resolver itself rewrote it*
+(:func:`own_history_items`): in a session the features that read earlier
+rewrites ("the previous query carried this phrase") see the resolver's own, sometimes
+incomplete, rewrites, not a human's; trained on human ones only, the gate learned to trust
+a signal it rarely gets (exposure bias). Each conversation is replayed by the fold models
+that never saw it; the labels stay the human rewrite's.
 """
 
 from __future__ import annotations
@@ -62,6 +70,14 @@ NN_READS_REWRITES = True
 #: a wrong word costs this many missing words (precision first)
 CONTAMINATION_WEIGHT = 2.0
 DEFAULT_FOLDS = 5
+#: add the examples whose earlier user turns read as the fold models' own rewrites (see the
+#: module docstring). Off: on the development replay (fold models, seeds 13 and 14) it moved
+#: the operating point more than the frontier (docs/neural.md, round 14): at the chosen pair
+#: (0.8, 0.85) objective 0.2333 against 0.2264, CANARD 0.321 / 0.051 against 0.272 / 0.034
+OWN_HISTORIES = False
+#: the (slot, other) thresholds of the replay that writes those rewrites: the pair the
+#: calibration chose for the resolver trained on human rewrites only (round 12)
+OWN_HISTORY_PAIR = (0.8, 0.85)
 #: LightGBM settings: small trees, many rounds, row-wise and deterministic so that a
 #: seeded run rebuilds the same file. 15 leaves of at least 100 rows: on the development
 #: sets' session replay (mean over seeds 13 / 7 / 21) 0.204, against 0.181 for 31 leaves of
@@ -98,6 +114,8 @@ class Example:
     cand_keys: list[frozenset[str]]
     x: np.ndarray
     y: np.ndarray
+    #: whose rewrites the earlier user turns read as: ``human`` or ``own`` (the fold models')
+    history: str = "human"
 
 
 @dataclass
@@ -112,6 +130,8 @@ class TrainReport:
     slot_threshold: float
     seconds: float
     embed_misses: int
+    #: examples whose earlier turns read as the fold models' own rewrites (0: none)
+    own_examples: int = 0
     auc: dict[str, float] = field(default_factory=dict)
     sweep: list[dict[str, Any]] = field(default_factory=list)
     calibration: list[dict[str, Any]] = field(default_factory=list)
@@ -140,9 +160,11 @@ def labels_for(item: dict[str, Any], keys: Sequence[frozenset[str]]) -> np.ndarr
 def build_examples(items: Sequence[dict[str, Any]], set_name: str, embedder: CachedEmbedder,
                    progress: Callable[[int], None] | None = None,
                    tagger: NeuralTagger | None = None, nn_rewrites: bool = False,
-                   fold_taggers: Mapping[int, NeuralTagger] | None = None, folds: int = 0) -> list[Example]:
+                   fold_taggers: Mapping[int, NeuralTagger] | None = None, folds: int = 0,
+                   history: str = "human") -> list[Example]:
     """One :class:`Example` per item with a history. ``fold_taggers`` (with ``folds``) score
-    each item by the tagger of its conversation's fold instead of ``tagger``."""
+    each item by the tagger of its conversation's fold instead of ``tagger``; ``history``
+    names whose rewrites the items' ``prefix_rewrites`` are."""
     out: list[Example] = []
     for item in items:
         if progress is not None:
@@ -165,7 +187,37 @@ def build_examples(items: Sequence[dict[str, Any]], set_name: str, embedder: Cac
         keys = [c.key for c in cands]
         out.append(Example(set_name, conv, item["follow_up"],
                            item["required_in_rewrite"], item["forbidden_in_rewrite"],
-                           [c.text for c in cands], keys, x, labels_for(item, keys)))
+                           [c.text for c in cands], keys, x, labels_for(item, keys), history))
+    return out
+
+
+def _conversation(item: Mapping[str, Any]) -> str:
+    return str(item.get("conversation", item["id"]))
+
+
+def with_rewrites(items: Sequence[dict[str, Any]], queries: Sequence[str]) -> list[dict[str, Any]]:
+    """``items`` (whole conversations, in turn order) again, each item's earlier user turns
+    read as ``queries`` (one per item, the rewrite a session gave its follow-up) instead of
+    the human rewrites. Everything else, the labels' human rewrite included, is kept.
+
+    >>> a = {"id": "c_1", "conversation": "c", "prefix_rewrites": []}
+    >>> b = {"id": "c_2", "conversation": "c", "prefix_rewrites": ["What is lobular carcinoma?"]}
+    >>> [x["prefix_rewrites"] for x in with_rewrites([a, b], ["What is it?", "How is it treated?"])]
+    [[], ['What is it?']]
+    """
+    if len(items) != len(queries):
+        raise ValueError(f"{len(items)} items but {len(queries)} rewrites")
+    by_conv: dict[str, list[str]] = {}
+    for item, query in zip(items, queries, strict=True):
+        by_conv.setdefault(_conversation(item), []).append(query)
+    out = []
+    for item in items:
+        earlier = len(item.get("prefix_rewrites") or [])
+        own = by_conv[_conversation(item)]
+        if earlier > len(own):
+            raise ValueError(f"item {item['id']}: {earlier} earlier rewrites but its conversation "
+                             f"has {len(own)} items")
+        out.append({**item, "prefix_rewrites": own[:earlier]})
     return out
 
 
@@ -263,6 +315,49 @@ def _mean_rows(runs: Sequence[list[dict[str, Any]]]) -> list[dict[str, Any]]:
     return out
 
 
+def _fold_resolver(ranker: Any, gate: Any, pair: tuple[float, float], max_carried: int,
+                   embedder: CachedEmbedder, nn_rewrites: bool, tagger: NeuralTagger | None) -> Any:
+    from turnscope.resolver._ranker import Resolver
+
+    slot, other = pair
+    meta = {"features": list(FEATURES), "gate_extra": list(GATE_EXTRA), "nn_reads_rewrites": nn_rewrites,
+            "threshold": other, "slot_threshold": slot, "max_carried": max_carried}
+    return Resolver(ranker, gate, meta, embedder, tagger)
+
+
+def own_history_items(loaded: Mapping[str, Sequence[dict[str, Any]]], rankers: Mapping[int, Any],
+                      gates: Mapping[int, Any], folds: int, max_carried: int, embedder: CachedEmbedder,
+                      nn_rewrites: bool = False, pair: tuple[float, float] = OWN_HISTORY_PAIR,
+                      fold_taggers: Mapping[int, NeuralTagger] | None = None,
+                      advance: Callable[[int], None] | None = None) -> dict[str, list[dict[str, Any]]]:
+    """Every item of ``loaded`` with its earlier user turns read as a session rewrote them:
+    each conversation replayed in a session by the fold models that never saw it (thresholds
+    ``pair``), as :func:`_calibrate` replays them. A fold without models keeps its items'
+    human rewrites."""
+    from turnscope._items import replay_conversations
+    from turnscope._session import Session
+
+    out: dict[str, list[dict[str, Any]]] = {}
+    for name, its in loaded.items():
+        new: list[dict[str, Any]] = []
+        for k in range(folds):
+            part = [it for it in its if _fold(_conversation(it), folds) == k]
+            if not part:
+                continue
+            if k not in rankers or k not in gates:
+                new.extend(part)
+                continue
+            resolver = _fold_resolver(rankers[k], gates[k], pair, max_carried, embedder, nn_rewrites,
+                                      fold_taggers[k] if fold_taggers is not None else None)
+            def session(r: Any = resolver) -> Any:
+                return Session(resolver=r)
+
+            results = replay_conversations(part, session, advance)
+            new.extend(with_rewrites(part, [res.query for res in results]))
+        out[name] = new
+    return out
+
+
 def _calibrate(loaded: dict[str, list[dict[str, Any]]], rankers: dict[int, Any], gates: dict[int, Any],
                folds: int, max_carried: int, embedder: CachedEmbedder,
                console: Any, nn_rewrites: bool = False,
@@ -276,7 +371,6 @@ def _calibrate(loaded: dict[str, list[dict[str, Any]]], rankers: dict[int, Any],
 
     from turnscope._items import replay_conversations
     from turnscope._session import Session
-    from turnscope.resolver._ranker import Resolver
 
     subsets: dict[str, list[dict[str, Any]]] = {}
     for name, its in loaded.items():
@@ -295,12 +389,10 @@ def _calibrate(loaded: dict[str, list[dict[str, Any]]], rankers: dict[int, Any],
                     part = [it for it in its if _fold(str(it.get("conversation", it["id"])), folds) == k]
                     if not part or k not in rankers:
                         continue
-                    meta = {"features": list(FEATURES), "gate_extra": list(GATE_EXTRA),
-                            "nn_reads_rewrites": nn_rewrites,
-                            "threshold": t, "slot_threshold": slot, "max_carried": max_carried}
-                    resolver = Resolver(rankers[k], gates[k], meta, embedder,
-                                        fold_taggers[k] if fold_taggers is not None else None)
-                    def session(r: Resolver = resolver) -> Session:
+                    resolver = _fold_resolver(rankers[k], gates[k], (slot, t), max_carried, embedder,
+                                              nn_rewrites,
+                                              fold_taggers[k] if fold_taggers is not None else None)
+                    def session(r: Any = resolver) -> Session:
                         return Session(resolver=r)
 
                     results = replay_conversations(part, session, lambda j: progress.advance(task, j))
@@ -383,14 +475,16 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
                    rounds: int = DEFAULT_ROUNDS, console: Any = None,
                    calibrate: bool = True, params: dict[str, Any] | None = None,
                    nn_rewrites: bool = NN_READS_REWRITES,
-                   fold_taggers: Mapping[int, NeuralTagger] | None = None) -> TrainReport:
+                   fold_taggers: Mapping[int, NeuralTagger] | None = None,
+                   own_histories: bool = OWN_HISTORIES) -> TrainReport:
     """Build the examples, choose the threshold out of fold, fit on everything, write ``out``.
 
     ``items`` replaces the public sets (a test trains on a fixture); ``limit`` keeps the
     first N items of each set (quick runs); ``cache`` is the on-disk embedding cache;
     ``params`` override :data:`PARAMS` (a fixture of a few hundred rows needs smaller
     leaves than the public sets); ``fold_taggers`` (one per fold, :mod:`._neural_dev`) stand
-    in for the shipped tagger when that one was fine-tuned on these sets.
+    in for the shipped tagger when that one was fine-tuned on these sets; ``own_histories``
+    adds :func:`own_history_items`' examples (module docstring).
     """
     from rich.progress import Progress
 
@@ -412,14 +506,35 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
             embedder.save()
     examples = [e for e in examples if len(e.y)] + [e for e in examples if not len(e.y)]
     folded = _fit_folds(examples, folds, seed, rounds, params)
+    own_examples: list[Example] = []
+    if own_histories and folded.rankers and folded.gates:
+        first = sweep(examples, folded.g, folded.gate_oof)
+        cap = max(first, key=lambda r: (r["objective"], -r["max_carried"], r["threshold"]))["max_carried"]
+        with Progress(console=console, transient=False) as progress:
+            task = progress.add_task("replaying with the fold models (own histories)",
+                                     total=sum(len(v) for v in loaded.values()))
+            own = own_history_items(loaded, folded.rankers, folded.gates, folds, cap, embedder, nn_rewrites,
+                                    fold_taggers=fold_taggers, advance=lambda k: progress.advance(task, k))
+            for name, its in own.items():
+                own_examples.extend(build_examples(its, name, embedder, None, tagger, nn_rewrites,
+                                                   fold_taggers, folds, history="own"))
+        embedder.save()
+        own_examples = [e for e in own_examples if len(e.y)]
+        human = examples
+        examples = [e for e in human if len(e.y)] + own_examples + [e for e in human if not len(e.y)]
+        folded = _fit_folds(examples, folds, seed, rounds, params)
     trainable = [e for e in examples if len(e.y)]
     rankers, gates, oof, g, gate_oof = folded.rankers, folded.gates, folded.oof, folded.g, folded.gate_oof
-    grid = sweep(examples, g, gate_oof)
+    # the out-of-fold figures (the sweep's cap, the AUC) are read on the human-history examples,
+    # the ones earlier rounds were measured on
+    keep = [j for j, e in enumerate(examples) if e.history == "human"]
+    grid = sweep([examples[j] for j in keep], _GateData([g.short[j] for j in keep], [g.x[j] for j in keep],
+                                                        [g.y[j] for j in keep]), [gate_oof[j] for j in keep])
     best = max(grid, key=lambda r: (r["objective"], -r["max_carried"], r["threshold"]))
     auc = {}
     for name in loaded:
-        ys = [e.y for e in examples if e.set == name and len(e.y)]
-        ss = [s for e, s in zip(examples, oof, strict=True) if e.set == name and len(e.y)]
+        ys = [examples[j].y for j in keep if examples[j].set == name and len(examples[j].y)]
+        ss = [oof[j] for j in keep if examples[j].set == name and len(examples[j].y)]
         if ys:
             auc[name] = _auc(np.concatenate(ys), np.concatenate(ss))
     calibration: list[dict[str, Any]] = []
@@ -445,6 +560,8 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
             "oof_threshold": best["threshold"], "calibration": calibration,
             "trained_on": {k: len(v) for k, v in loaded.items()},
             "fold_taggers": fold_taggers is not None,
+            "own_histories": {"examples": len(own_examples), "pair": list(OWN_HISTORY_PAIR)}
+            if own_examples else None,
             "objective": f"coverage - {CONTAMINATION_WEIGHT} * contamination, mean over sets, out of fold",
             "oof": best["sets"], "auc_oof": auc, "params": {**PARAMS, **(params or {})}, "rounds": rounds}
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -456,4 +573,5 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
                        positives=int(sum(e.y.sum() for e in examples)), threshold=threshold,
                        slot_threshold=slot_threshold,
                        max_carried=best["max_carried"], seconds=time.perf_counter() - started,
-                       embed_misses=embedder.misses, auc=auc, sweep=grid, calibration=calibration)
+                       embed_misses=embedder.misses, own_examples=len(own_examples), auc=auc, sweep=grid,
+                       calibration=calibration)
