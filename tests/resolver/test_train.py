@@ -9,13 +9,15 @@ import pytest
 
 from turnscope.datasets._cast import _convert, _Turn
 from turnscope.resolver import HistoryTurn, Resolver
+from turnscope.resolver._features import FEATURES
+from turnscope.resolver._ranker import GATE_SEPARATOR
+from turnscope.resolver._replay import own_history_items, with_rewrites
 from turnscope.resolver._train import (
     CALIBRATION_PAIRS,
     CALIBRATION_SEEDS,
+    GATE_SET_WEIGHTS,
     OWN_HISTORY_PAIR,
-    own_history_items,
     train_resolver,
-    with_rewrites,
 )
 
 # (raw, human rewrite, response): each conversation has a subject the follow-ups point
@@ -135,7 +137,8 @@ def test_own_history_items_replays_each_conversation_with_its_fold_model(trained
     expected = [res.query for res in replay_conversations(items, lambda: Session(resolver=r))]
     assert own == with_rewrites(items, expected)
     # a fold with no models keeps the human rewrites
-    kept = own_history_items({"fixture": items}, {}, {}, 1, r.max_carried, r.embedder)["fixture"]
+    kept = own_history_items({"fixture": items}, {}, {}, 1, r.max_carried, r.embedder, r.nn_rewrites,
+                             OWN_HISTORY_PAIR)["fixture"]
     assert kept == items
 
 
@@ -149,3 +152,42 @@ def test_training_adds_the_own_history_examples_when_asked(trained: tuple[Path, 
     assert report.examples == human_only.examples + report.own_examples
     assert Resolver.load(out).meta["own_histories"] == {"examples": report.own_examples,
                                                         "pair": list(OWN_HISTORY_PAIR)}
+
+
+# --- the gate's set weights ---
+
+def test_gate_rows_weigh_by_set() -> None:
+    import numpy as np
+
+    from turnscope.resolver._train import Example, _gate_data
+
+    def example(set_name: str) -> Example:
+        keys = [frozenset({"lobular", "carcinoma"}), frozenset({"peru"})]
+        x = np.zeros((2, len(FEATURES)), dtype=np.float32)
+        return Example(set_name, "c", "How is it treated?", [], [], ["lobular carcinoma", "Peru"], keys, x,
+                       np.array([1.0, 0.0], dtype=np.float32))
+
+    exs = [example("cast19"), example("canard"), example("fixture")]
+    scores = [np.array([0.9, 0.1])] * 3
+    # shipped: every message weighs the same
+    assert _gate_data(exs, scores).w == [GATE_SET_WEIGHTS.get(s, 1.0) for s in ("cast19", "canard", "fixture")]
+    g = _gate_data(exs, scores, {"cast19": 3.0, "fixture": 2.5})
+    assert g.w == [3.0, 1.0, 2.5]
+    assert g.subset([2, 0]).w == [2.5, 3.0]
+
+
+def test_gate_weights_change_the_gate_not_the_ranker(trained: tuple[Path, Any], tmp_path: Path) -> None:
+    path, _ = trained
+    out = tmp_path / "weighted.txt"
+    train_resolver(None, out, items={"fixture": _items()}, folds=3, rounds=40, seed=7, params=TINY_PARAMS,
+                   calibrate=False, gate_weights={"fixture": 3.0})
+    plain = tmp_path / "plain.txt"
+    train_resolver(None, plain, items={"fixture": _items()}, folds=3, rounds=40, seed=7, params=TINY_PARAMS,
+                   calibrate=False)
+    w, p = Resolver.load(out), Resolver.load(plain)
+    assert w.meta["gate_set_weights"] == {"fixture": 3.0}
+    assert p.meta["gate_set_weights"] == dict(GATE_SET_WEIGHTS)
+    ranker_w, _, gate_w = out.read_text().partition("\n")[2].partition(GATE_SEPARATOR)
+    ranker_p, _, gate_p = plain.read_text().partition("\n")[2].partition(GATE_SEPARATOR)
+    assert ranker_w == ranker_p
+    assert gate_w != gate_p

@@ -38,6 +38,9 @@ def train(
     own_histories: Annotated[bool, typer.Option(
         help="Also train the resolver on the development conversations as its fold models "
              "rewrote them (docs/neural.md, round 14: measured, not shipped).")] = False,
+    gate_cast_weight: Annotated[float, typer.Option(
+        help="Weight of each CAsT message against a CANARD one in the resolver gate's loss "
+             "(docs/neural.md, round 14: 3 measured, not shipped).", min=0.0)] = 1.0,
 ) -> None:
     """Train the learned models on the sets of docs/splits.md (seeded, deterministic):
     the topic-shift detector (TopiOCQA train part + TIAGE train), the neural tagger
@@ -82,7 +85,9 @@ def train(
         # a tagger fine-tuned on the development sets is stood in for by its fold taggers
         taggers = fold_taggers(PACKAGE_MODELS / "neural", DEFAULT_FOLDS)
         report = train_resolver(data_root, output, seed=seed, limit=limit or None, cache=cache_path,
-                                console=console, fold_taggers=taggers, own_histories=own_histories)
+                                console=console, fold_taggers=taggers, own_histories=own_histories,
+                                gate_weights=None if gate_cast_weight == 1.0 else
+                                {"cast19": gate_cast_weight, "cast21dev": gate_cast_weight})
     except TurnscopeError as exc:
         console.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
         raise typer.Exit(1) from None

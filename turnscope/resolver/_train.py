@@ -7,10 +7,12 @@ content word of it is in the rewrite (a phrase with one wrong word would
 contaminate the query, so it is a negative).
 
 Only development sets are read (docs/splits.md): CAsT 2019, CANARD dev and the
-even-numbered CAsT 2021 topics. Every candidate row weighs the same, whichever set it
-comes from: CANARD, the largest and most varied set, then holds most of the weight.
-(With each set weighing the same in total, the session-replay objective below was
-0.148 / 0.138 / 0.139 at seeds 13 / 7 / 21; with equal rows 0.165 / 0.204 / 0.172.)
+even-numbered CAsT 2021 topics. Every candidate row of the *ranker* weighs the same,
+whichever set it comes from: CANARD, the largest and most varied set, then holds most of the
+weight. (With each set weighing the same in total, the session-replay objective below was
+0.148 / 0.138 / 0.139 at seeds 13 / 7 / 21; with equal rows 0.165 / 0.204 / 0.172; measured
+before round 12.) The *gate* can weigh a set's messages more (:data:`GATE_SET_WEIGHTS`; measured in round 14,
+not shipped).
 Two models are fitted: the ranker over every
 candidate, then the gate over each message's shortlist, from the ranker's
 out-of-fold scores (stacking: the gate learns from scores like those it will see
@@ -30,7 +32,6 @@ that never saw it; the labels stay the human rewrite's.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -57,6 +58,7 @@ from turnscope.resolver._ranker import (
     tagger_view,
 )
 from turnscope.resolver._realize import realize
+from turnscope.resolver._replay import conversation_of, fold_of, fold_resolver, own_history_items
 from turnscope.resolver._shift import history_shift_probability
 
 __all__ = ["DEFAULT_SEED", "TRAINING_SETS", "Example", "TrainReport", "build_examples", "fit",
@@ -70,6 +72,15 @@ NN_READS_REWRITES = True
 #: a wrong word costs this many missing words (precision first)
 CONTAMINATION_WEIGHT = 2.0
 DEFAULT_FOLDS = 5
+#: how much each message of a set weighs in the *gate's* loss (a set not named: 1). None
+#: named: every message weighs the same. Measured in round 14 (docs/neural.md) and not
+#: shipped: CAsT messages weighing W times a CANARD one (CANARD is 87% of the gate's rows, so
+#: the probabilities it gives are CANARD's). On the development replay
+#: (``benchmarks/gate_weights.py``, mean objective of seeds 13 / 14 at the best pair) W = 1
+#: 0.2264, 2 0.2256, 3 0.2419, 4 0.2316, 5 0.2363, 8 0.2318 (W = 3 against 1 at (0.8, 0.85)
+#: over seeds 13-16: 0.2379 against 0.2242); on CAsT 2020 (check) W = 3 kept the coverage
+#: (0.414) and raised the contamination 0.058 -> 0.079, the frontier within 0.01 of W = 1
+GATE_SET_WEIGHTS: Mapping[str, float] = {}
 #: add the examples whose earlier user turns read as the fold models' own rewrites (see the
 #: module docstring). Off: on the development replay (fold models, seeds 13 and 14) it moved
 #: the operating point more than the frontier (docs/neural.md, round 14): at the chosen pair
@@ -99,6 +110,10 @@ TRAINING_SETS: dict[str, Callable[[Path | None], list[dict[str, Any]]]] = {
     "canard": load_canard,
     "cast21dev": lambda root: load_cast(2021, root, part="dev"),
 }
+
+
+#: a conversation's fold (kept under this name: :mod:`._neural_dev` and the tests use it)
+_fold = fold_of
 
 
 @dataclass
@@ -191,41 +206,6 @@ def build_examples(items: Sequence[dict[str, Any]], set_name: str, embedder: Cac
     return out
 
 
-def _conversation(item: Mapping[str, Any]) -> str:
-    return str(item.get("conversation", item["id"]))
-
-
-def with_rewrites(items: Sequence[dict[str, Any]], queries: Sequence[str]) -> list[dict[str, Any]]:
-    """``items`` (whole conversations, in turn order) again, each item's earlier user turns
-    read as ``queries`` (one per item, the rewrite a session gave its follow-up) instead of
-    the human rewrites. Everything else, the labels' human rewrite included, is kept.
-
-    >>> a = {"id": "c_1", "conversation": "c", "prefix_rewrites": []}
-    >>> b = {"id": "c_2", "conversation": "c", "prefix_rewrites": ["What is lobular carcinoma?"]}
-    >>> [x["prefix_rewrites"] for x in with_rewrites([a, b], ["What is it?", "How is it treated?"])]
-    [[], ['What is it?']]
-    """
-    if len(items) != len(queries):
-        raise ValueError(f"{len(items)} items but {len(queries)} rewrites")
-    by_conv: dict[str, list[str]] = {}
-    for item, query in zip(items, queries, strict=True):
-        by_conv.setdefault(_conversation(item), []).append(query)
-    out = []
-    for item in items:
-        earlier = len(item.get("prefix_rewrites") or [])
-        own = by_conv[_conversation(item)]
-        if earlier > len(own):
-            raise ValueError(f"item {item['id']}: {earlier} earlier rewrites but its conversation "
-                             f"has {len(own)} items")
-        out.append({**item, "prefix_rewrites": own[:earlier]})
-    return out
-
-
-def _fold(conversation: str, folds: int) -> int:
-    # a hash, not Python's salted hash(): the same conversation lands in the same fold on every run
-    return int(hashlib.md5(conversation.encode()).hexdigest(), 16) % folds
-
-
 def fit(examples: Sequence[Example], seed: int, rounds: int = DEFAULT_ROUNDS,
         params: dict[str, Any] | None = None) -> Any:
     """The ranker: every candidate of every message."""
@@ -233,10 +213,12 @@ def fit(examples: Sequence[Example], seed: int, rounds: int = DEFAULT_ROUNDS,
 
 
 def _fit(xs: Sequence[np.ndarray], ys: Sequence[np.ndarray], names: list[str],
-         seed: int, rounds: int, params: dict[str, Any] | None = None) -> Any:
+         seed: int, rounds: int, params: dict[str, Any] | None = None,
+         weights: Sequence[np.ndarray] | None = None) -> Any:
     import lightgbm as lgb
 
-    data = lgb.Dataset(np.concatenate(xs), np.concatenate(ys), feature_name=names, free_raw_data=True)
+    data = lgb.Dataset(np.concatenate(xs), np.concatenate(ys), feature_name=names, free_raw_data=True,
+                       weight=np.concatenate(weights) if weights is not None else None)
     return lgb.train({**PARAMS, **(params or {}), "seed": seed}, data, num_boost_round=rounds)
 
 
@@ -245,11 +227,22 @@ class _GateData:
     short: list[list[int]]
     x: list[np.ndarray]
     y: list[np.ndarray]
+    #: the weight of each message's rows in the gate's loss (:data:`GATE_SET_WEIGHTS`)
+    w: list[float] = field(default_factory=list)
+
+    def subset(self, idx: Sequence[int]) -> _GateData:
+        return _GateData([self.short[j] for j in idx], [self.x[j] for j in idx], [self.y[j] for j in idx],
+                         [self.w[j] for j in idx])
 
 
-def _gate_data(examples: Sequence[Example], scores: Sequence[np.ndarray]) -> _GateData:
+def _gate_data(examples: Sequence[Example], scores: Sequence[np.ndarray],
+               weights: Mapping[str, float] | None = None) -> _GateData:
+    """The gate's rows of each message; ``weights`` by set (default :data:`GATE_SET_WEIGHTS`,
+    1 for a set it does not name)."""
+    weights = GATE_SET_WEIGHTS if weights is None else weights
     g = _GateData([], [], [])
     for e, s in zip(examples, scores, strict=True):
+        g.w.append(float(weights.get(e.set, 1.0)))
         short = shortlist(e.cand_keys, s) if len(e.y) else []
         g.short.append(short)
         g.x.append(gate_rows(e.x, s, short) if short else np.zeros((0, len(FEATURES) + len(GATE_EXTRA))))
@@ -261,8 +254,11 @@ def fit_gate(g: _GateData, idx: Sequence[int], seed: int, rounds: int,
              params: dict[str, Any] | None = None) -> Any:
     """The gate: the shortlisted candidates of the messages ``idx``, with out-of-fold ranker scores."""
     idx = [j for j in idx if len(g.y[j])]
+    # no weights at all where every message weighs 1: the shipped gate is rebuilt as it was
+    weights = None if all(g.w[j] == 1.0 for j in idx) else \
+        [np.full(len(g.y[j]), g.w[j], dtype=np.float64) for j in idx]
     return _fit([g.x[j] for j in idx], [g.y[j] for j in idx], [*FEATURES, *GATE_EXTRA], seed, rounds,
-                params)
+                params, weights)
 
 
 def sweep(examples: Sequence[Example], g: _GateData, gate: Sequence[np.ndarray]) -> list[dict[str, Any]]:
@@ -315,49 +311,6 @@ def _mean_rows(runs: Sequence[list[dict[str, Any]]]) -> list[dict[str, Any]]:
     return out
 
 
-def _fold_resolver(ranker: Any, gate: Any, pair: tuple[float, float], max_carried: int,
-                   embedder: CachedEmbedder, nn_rewrites: bool, tagger: NeuralTagger | None) -> Any:
-    from turnscope.resolver._ranker import Resolver
-
-    slot, other = pair
-    meta = {"features": list(FEATURES), "gate_extra": list(GATE_EXTRA), "nn_reads_rewrites": nn_rewrites,
-            "threshold": other, "slot_threshold": slot, "max_carried": max_carried}
-    return Resolver(ranker, gate, meta, embedder, tagger)
-
-
-def own_history_items(loaded: Mapping[str, Sequence[dict[str, Any]]], rankers: Mapping[int, Any],
-                      gates: Mapping[int, Any], folds: int, max_carried: int, embedder: CachedEmbedder,
-                      nn_rewrites: bool = False, pair: tuple[float, float] = OWN_HISTORY_PAIR,
-                      fold_taggers: Mapping[int, NeuralTagger] | None = None,
-                      advance: Callable[[int], None] | None = None) -> dict[str, list[dict[str, Any]]]:
-    """Every item of ``loaded`` with its earlier user turns read as a session rewrote them:
-    each conversation replayed in a session by the fold models that never saw it (thresholds
-    ``pair``), as :func:`_calibrate` replays them. A fold without models keeps its items'
-    human rewrites."""
-    from turnscope._items import replay_conversations
-    from turnscope._session import Session
-
-    out: dict[str, list[dict[str, Any]]] = {}
-    for name, its in loaded.items():
-        new: list[dict[str, Any]] = []
-        for k in range(folds):
-            part = [it for it in its if _fold(_conversation(it), folds) == k]
-            if not part:
-                continue
-            if k not in rankers or k not in gates:
-                new.extend(part)
-                continue
-            resolver = _fold_resolver(rankers[k], gates[k], pair, max_carried, embedder, nn_rewrites,
-                                      fold_taggers[k] if fold_taggers is not None else None)
-            def session(r: Any = resolver) -> Any:
-                return Session(resolver=r)
-
-            results = replay_conversations(part, session, advance)
-            new.extend(with_rewrites(part, [res.query for res in results]))
-        out[name] = new
-    return out
-
-
 def _calibrate(loaded: dict[str, list[dict[str, Any]]], rankers: dict[int, Any], gates: dict[int, Any],
                folds: int, max_carried: int, embedder: CachedEmbedder,
                console: Any, nn_rewrites: bool = False,
@@ -374,9 +327,9 @@ def _calibrate(loaded: dict[str, list[dict[str, Any]]], rankers: dict[int, Any],
 
     subsets: dict[str, list[dict[str, Any]]] = {}
     for name, its in loaded.items():
-        convs = list(dict.fromkeys(str(it.get("conversation", it["id"])) for it in its))
+        convs = list(dict.fromkeys(conversation_of(it) for it in its))
         keep = set(convs[:CALIBRATION_CONVERSATIONS]) if name == "canard" else set(convs)
-        subsets[name] = [it for it in its if str(it.get("conversation", it["id"])) in keep]
+        subsets[name] = [it for it in its if conversation_of(it) in keep]
     rows: list[dict[str, Any]] = []
     total = len(CALIBRATION_PAIRS) * sum(len(v) for v in subsets.values())
     with Progress(console=console) as progress:
@@ -386,10 +339,10 @@ def _calibrate(loaded: dict[str, list[dict[str, Any]]], rankers: dict[int, Any],
             for name, its in subsets.items():
                 cov = con = n = 0
                 for k in range(folds):
-                    part = [it for it in its if _fold(str(it.get("conversation", it["id"])), folds) == k]
+                    part = [it for it in its if _fold(conversation_of(it), folds) == k]
                     if not part or k not in rankers:
                         continue
-                    resolver = _fold_resolver(rankers[k], gates[k], (slot, t), max_carried, embedder,
+                    resolver = fold_resolver(rankers[k], gates[k], (slot, t), max_carried, embedder,
                                               nn_rewrites,
                                               fold_taggers[k] if fold_taggers is not None else None)
                     def session(r: Any = resolver) -> Session:
@@ -430,7 +383,7 @@ class _Folded:
 
 
 def _fit_folds(examples: Sequence[Example], folds: int, seed: int, rounds: int,
-               params: dict[str, Any] | None = None) -> _Folded:
+               params: dict[str, Any] | None = None, gate_weights: Mapping[str, float] | None = None) -> _Folded:
     fold_of = [_fold(e.conversation, folds) for e in examples]
     oof: list[np.ndarray] = [np.zeros(len(e.y)) for e in examples]
     rankers: dict[int, Any] = {}
@@ -444,7 +397,7 @@ def _fit_folds(examples: Sequence[Example], folds: int, seed: int, rounds: int,
             if f == k and len(e.y):
                 oof[j] = np.asarray(model.predict(e.x), dtype=np.float64)
     # the gate learns from out-of-fold ranker scores: the scores it will see on new data
-    g = _gate_data(examples, oof)
+    g = _gate_data(examples, oof, gate_weights)
     gate_oof: list[np.ndarray] = [np.zeros(len(y)) for y in g.y]
     for k in range(folds):
         train_idx = [j for j, f in enumerate(fold_of) if f != k and len(g.y[j])]
@@ -476,7 +429,8 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
                    calibrate: bool = True, params: dict[str, Any] | None = None,
                    nn_rewrites: bool = NN_READS_REWRITES,
                    fold_taggers: Mapping[int, NeuralTagger] | None = None,
-                   own_histories: bool = OWN_HISTORIES) -> TrainReport:
+                   own_histories: bool = OWN_HISTORIES,
+                   gate_weights: Mapping[str, float] | None = None) -> TrainReport:
     """Build the examples, choose the threshold out of fold, fit on everything, write ``out``.
 
     ``items`` replaces the public sets (a test trains on a fixture); ``limit`` keeps the
@@ -484,8 +438,10 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
     ``params`` override :data:`PARAMS` (a fixture of a few hundred rows needs smaller
     leaves than the public sets); ``fold_taggers`` (one per fold, :mod:`._neural_dev`) stand
     in for the shipped tagger when that one was fine-tuned on these sets; ``own_histories``
-    adds :func:`own_history_items`' examples (module docstring).
+    adds :func:`own_history_items`' examples (module docstring); ``gate_weights`` replace
+    :data:`GATE_SET_WEIGHTS`.
     """
+    gate_weights = dict(GATE_SET_WEIGHTS if gate_weights is None else gate_weights)
     from rich.progress import Progress
 
     started = time.perf_counter()
@@ -505,7 +461,7 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
                                            fold_taggers, folds))
             embedder.save()
     examples = [e for e in examples if len(e.y)] + [e for e in examples if not len(e.y)]
-    folded = _fit_folds(examples, folds, seed, rounds, params)
+    folded = _fit_folds(examples, folds, seed, rounds, params, gate_weights)
     own_examples: list[Example] = []
     if own_histories and folded.rankers and folded.gates:
         first = sweep(examples, folded.g, folded.gate_oof)
@@ -514,7 +470,8 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
             task = progress.add_task("replaying with the fold models (own histories)",
                                      total=sum(len(v) for v in loaded.values()))
             own = own_history_items(loaded, folded.rankers, folded.gates, folds, cap, embedder, nn_rewrites,
-                                    fold_taggers=fold_taggers, advance=lambda k: progress.advance(task, k))
+                                    OWN_HISTORY_PAIR,
+                                    fold_taggers, advance=lambda k: progress.advance(task, k))
             for name, its in own.items():
                 own_examples.extend(build_examples(its, name, embedder, None, tagger, nn_rewrites,
                                                    fold_taggers, folds, history="own"))
@@ -522,14 +479,13 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
         own_examples = [e for e in own_examples if len(e.y)]
         human = examples
         examples = [e for e in human if len(e.y)] + own_examples + [e for e in human if not len(e.y)]
-        folded = _fit_folds(examples, folds, seed, rounds, params)
+        folded = _fit_folds(examples, folds, seed, rounds, params, gate_weights)
     trainable = [e for e in examples if len(e.y)]
     rankers, gates, oof, g, gate_oof = folded.rankers, folded.gates, folded.oof, folded.g, folded.gate_oof
     # the out-of-fold figures (the sweep's cap, the AUC) are read on the human-history examples,
     # the ones earlier rounds were measured on
     keep = [j for j, e in enumerate(examples) if e.history == "human"]
-    grid = sweep([examples[j] for j in keep], _GateData([g.short[j] for j in keep], [g.x[j] for j in keep],
-                                                        [g.y[j] for j in keep]), [gate_oof[j] for j in keep])
+    grid = sweep([examples[j] for j in keep], g.subset(keep), [gate_oof[j] for j in keep])
     best = max(grid, key=lambda r: (r["objective"], -r["max_carried"], r["threshold"]))
     auc = {}
     for name in loaded:
@@ -545,7 +501,7 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
         runs = [_calibrate(loaded, rankers, gates, folds, best["max_carried"], embedder, console, nn_rewrites,
                            fold_taggers)]
         for extra in range(1, CALIBRATION_SEEDS):
-            more = _fit_folds(examples, folds, seed + extra, rounds, params)
+            more = _fit_folds(examples, folds, seed + extra, rounds, params, gate_weights)
             if more.rankers and more.gates:
                 runs.append(_calibrate(loaded, more.rankers, more.gates, folds, best["max_carried"],
                                        embedder, console, nn_rewrites, fold_taggers))
@@ -559,7 +515,7 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
             "threshold": threshold, "slot_threshold": slot_threshold, "max_carried": best["max_carried"],
             "oof_threshold": best["threshold"], "calibration": calibration,
             "trained_on": {k: len(v) for k, v in loaded.items()},
-            "fold_taggers": fold_taggers is not None,
+            "fold_taggers": fold_taggers is not None, "gate_set_weights": gate_weights,
             "own_histories": {"examples": len(own_examples), "pair": list(OWN_HISTORY_PAIR)}
             if own_examples else None,
             "objective": f"coverage - {CONTAMINATION_WEIGHT} * contamination, mean over sets, out of fold",
