@@ -5,8 +5,9 @@
 The CAsT 2019 turns the resolver leaves as typed are mostly *generic* follow-ups ("Who are the
 main characters?"): they neither name the conversation's subject nor point at it, and need it.
 The shipped tagger's training data (``turnscope.resolver._neural_data``) has no such kind: it
-counts those turns as "natural-same-topic" and leaves them out. This writes them, for a
-measured experiment (docs/neural.md, round 14), into ``DIR``:
+counts those turns as "natural-same-topic" and leaves them out (``build_neural_data(...,
+generic=True)`` now makes them, interleaved by turn). This writes round 14's experiment
+(docs/neural.md) into ``DIR``, the generic examples appended after the shipped data:
 
 - ``generic.jsonl``: a same-topic TopiOCQA train turn (not a switch, answered, not the first)
   whose question does not name the topic, has no pronoun, pointer or locative, is not a
@@ -30,21 +31,20 @@ from __future__ import annotations
 import argparse
 import json
 import random
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import turnscope.resolver._neural_data as nd
 from turnscope.datasets import load_topiocqa_train
-from turnscope.datasets._textwords import tokens
+from turnscope.resolver._neural_forms import common_stems, is_generic, name_generic
 from turnscope.retrieval._cache import default_cache_dir
 
 
 def generic_examples(min_conversations: int) -> list[dict[str, Any]]:
+    """The generic follow-ups and their twins, appended after the shipped data in round 14's
+    run (``build_neural_data(..., generic=True)`` makes the same kinds, interleaved by turn)."""
     convs = load_topiocqa_train(None)
-    df: Counter[str] = Counter()
-    for c in convs:
-        df.update({s for t in c for _, s in tokens(t.question)})
+    common = common_stems(convs, min_conversations)
     out: list[dict[str, Any]] = []
     for c in convs:
         for i, t in enumerate(c):
@@ -58,17 +58,14 @@ def generic_examples(min_conversations: int) -> list[dict[str, Any]]:
             span = nd._history_span(variants, hist)
             if span is None or nd._natural(q, t.topic, nd._pronoun_counts(c, t.topic), span):
                 continue
-            if nd._PRONOUN_RE.search(q) or nd._POINTER_RE.search(q) or nd._THERE_RE.search(q):
-                continue
-            words = [s for _, s in tokens(q)]
-            if not words or not all(df[w] >= min_conversations for w in words):
+            if not is_generic(q, common):
                 continue
             history = [{"role": r, "text": x} for r, x in hist]
             key = f"{nd.SOURCE}:{t.conversation}:{t.turn}"
             out.append({"id": f"{key}:generic", "source": nd.SOURCE, "message": q, "history": history,
                         "targets": [span], "original": None})
             out.append({"id": f"{key}:generic-named", "source": nd.SOURCE,
-                        "message": q.rstrip(" ?") + " of " + span + "?", "history": history,
+                        "message": name_generic(q, span), "history": history,
                         "targets": [], "original": None})
     return out
 

@@ -220,3 +220,27 @@ def test_render_sample_shows_message_targets_and_last_user_turn(tmp_path: Path) 
     assert text.count("\n") + 1 == len(_rows(out))
     assert "**how far is it from the sun?** → [\"Saturn\"]" in text
     assert "last user turn: _what is the atmosphere of saturn_" in text
+
+
+def test_generic_follow_ups_are_labelled_with_the_subject_only_when_asked(tmp_path: Path) -> None:
+    root = _write(tmp_path / "data", [FILM, SATURN])
+    plain = _build(root, tmp_path / "plain.jsonl")
+    assert not [r for r in plain if ":generic" in r["id"]]
+    rows = _build(root, tmp_path / "generic.jsonl", generic=True, generic_min_conversations=1)
+    kinds = _by_kind([r for r in rows if r["id"].startswith("topiocqa-train:1:3:")])
+    # "who composed the music?" neither names nor points at the film: it needs it (CAsT convention)
+    assert kinds["generic"]["message"] == "who composed the music?"
+    assert kinds["generic"]["targets"] == ["Jaws"]
+    assert kinds["generic-named"]["message"] == "who composed the music of Jaws?"
+    assert kinds["generic-named"]["targets"] == []
+    # the pronoun follow-up is still a natural one, not generic
+    assert not [r for r in rows if r["id"].startswith("topiocqa-train:1:2:generic")]
+    # every other example is the same as without the option
+    assert [r for r in rows if ":generic" not in r["id"]] == plain
+
+
+def test_a_generic_follow_up_uses_only_words_common_across_conversations(tmp_path: Path) -> None:
+    root = _write(tmp_path / "data", [FILM, SATURN])
+    # "composed" and "music" occur in one conversation's questions: not generic at 2
+    rows = _build(root, tmp_path / "out.jsonl", generic=True, generic_min_conversations=2)
+    assert not [r for r in rows if ":generic" in r["id"]]
