@@ -33,6 +33,7 @@ from turnscope.retrieval._cache import default_cache_dir
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gate_learning_curve import examples  # noqa: E402
 
+#: the replay's pairs: the shipped one and its neighbours
 PAIRS = ((0.8, 0.8), (0.8, 0.85), (0.8, 0.9), (0.85, 0.85), (0.85, 0.9), (0.7, 0.85), (0.75, 0.85))
 
 
@@ -49,7 +50,6 @@ def main() -> None:
     embedder = CachedEmbedder(disk=default_cache_dir() / "resolver-embeddings.npz")
     weights = [float(w) for w in args.weights.split(",")]
     seeds = [int(s) for s in args.seeds.split(",")]
-    T.CALIBRATION_PAIRS = PAIRS  # the replay's pairs: the shipped one and its neighbours
     results: dict[str, list[dict[str, Any]]] = {}
     with Progress(console=console) as progress:
         task = progress.add_task("weights x seeds", total=len(weights) * len(seeds))
@@ -59,7 +59,8 @@ def main() -> None:
                 folded = T._fit_folds(exs, T.DEFAULT_FOLDS, seed, T.DEFAULT_ROUNDS, None,
                                       {"cast19": w, "cast21dev": w})
                 runs.append(T._calibrate(loaded, folded.rankers, folded.gates, T.DEFAULT_FOLDS, 3, embedder,
-                                         Console(stderr=True, quiet=True), T.NN_READS_REWRITES))
+                                         Console(stderr=True, quiet=True), T.NN_READS_REWRITES,
+                                         pairs=PAIRS))
                 progress.advance(task)
             results[str(w)] = T._mean_rows(runs)
     sets = list(T.TRAINING_SETS)

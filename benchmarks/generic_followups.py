@@ -5,9 +5,9 @@
 The CAsT 2019 turns the resolver leaves as typed are mostly *generic* follow-ups ("Who are the
 main characters?"): they neither name the conversation's subject nor point at it, and need it.
 The shipped tagger's training data (``turnscope.resolver._neural_data``) has no such kind: it
-counts those turns as "natural-same-topic" and leaves them out (``build_neural_data(...,
-generic=True)`` now makes them, interleaved by turn). This writes round 14's experiment
-(docs/neural.md) into ``DIR``, the generic examples appended after the shipped data:
+counts those turns as "natural-same-topic" and leaves them out unless asked
+(``build_neural_data(..., generic=True)``). This writes round 14's experiment (docs/neural.md)
+into ``DIR``, the generator's generic examples appended after the shipped data:
 
 - ``generic.jsonl``: a same-topic TopiOCQA train turn (not a switch, answered, not the first)
   whose question does not name the topic, has no pronoun, pointer or locative, is not a
@@ -31,43 +31,23 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import tempfile
 from pathlib import Path
 from typing import Any
 
-import turnscope.resolver._neural_data as nd
-from turnscope.datasets import load_topiocqa_train
-from turnscope.resolver._neural_forms import common_stems, is_generic, name_generic
+from turnscope.resolver._neural_data import build_neural_data
 from turnscope.retrieval._cache import default_cache_dir
 
 
-def generic_examples(min_conversations: int) -> list[dict[str, Any]]:
-    """The generic follow-ups and their twins, appended after the shipped data in round 14's
-    run (``build_neural_data(..., generic=True)`` makes the same kinds, interleaved by turn)."""
-    convs = load_topiocqa_train(None)
-    common = common_stems(convs, min_conversations)
-    out: list[dict[str, Any]] = []
-    for c in convs:
-        for i, t in enumerate(c):
-            if i == 0 or t.is_switch or not t.topic or t.answer.strip() in ("", "UNANSWERABLE"):
-                continue
-            q = t.question.strip()
-            variants = nd._variants(t.topic)
-            if nd._named(q, variants):
-                continue
-            hist = nd._history(c, i)
-            span = nd._history_span(variants, hist)
-            if span is None or nd._natural(q, t.topic, nd._pronoun_counts(c, t.topic), span):
-                continue
-            if not is_generic(q, common):
-                continue
-            history = [{"role": r, "text": x} for r, x in hist]
-            key = f"{nd.SOURCE}:{t.conversation}:{t.turn}"
-            out.append({"id": f"{key}:generic", "source": nd.SOURCE, "message": q, "history": history,
-                        "targets": [span], "original": None})
-            out.append({"id": f"{key}:generic-named", "source": nd.SOURCE,
-                        "message": name_generic(q, span), "history": history,
-                        "targets": [], "original": None})
-    return out
+def generic_examples(min_conversations: int, seed: int) -> list[dict[str, Any]]:
+    """The generator's ``generic`` and ``generic-named`` examples, in its order (conversation,
+    turn); round 14's run appended them after the shipped data."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "data.jsonl"
+        build_neural_data(None, out, seed=seed, progress=False, generic=True,
+                          generic_min_conversations=min_conversations)
+        rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines() if line]
+    return [r for r in rows if r["id"].rsplit(":", 1)[1] in ("generic", "generic-named")]
 
 
 def main() -> None:
@@ -79,7 +59,7 @@ def main() -> None:
     shipped = default_cache_dir() / f"neural-data-{args.seed}.jsonl"
     if not shipped.exists():
         raise SystemExit(f"{shipped} is missing: run `turnscope train --only neural` first")
-    gen = generic_examples(args.min_conversations)
+    gen = generic_examples(args.min_conversations, args.seed)
     old = [json.loads(line) for line in shipped.read_text(encoding="utf-8").splitlines() if line]
     rng = random.Random(args.seed)
     base = rng.sample(old, 4000)

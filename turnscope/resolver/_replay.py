@@ -70,7 +70,7 @@ def with_rewrites(items: Sequence[dict[str, Any]], queries: Sequence[str]) -> li
 
 def own_history_items(loaded: Mapping[str, Sequence[dict[str, Any]]], rankers: Mapping[int, Any],
                       gates: Mapping[int, Any], folds: int, max_carried: int, embedder: CachedEmbedder,
-                      nn_rewrites: bool = False, pair: tuple[float, float] = (0.8, 0.85),
+                      nn_rewrites: bool, pair: tuple[float, float],
                       fold_taggers: Mapping[int, NeuralTagger] | None = None,
                       advance: Callable[[int], None] | None = None) -> dict[str, list[dict[str, Any]]]:
     """Every item of ``loaded`` with its earlier user turns read as a session rewrote them:

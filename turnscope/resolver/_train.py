@@ -314,8 +314,9 @@ def _mean_rows(runs: Sequence[list[dict[str, Any]]]) -> list[dict[str, Any]]:
 def _calibrate(loaded: dict[str, list[dict[str, Any]]], rankers: dict[int, Any], gates: dict[int, Any],
                folds: int, max_carried: int, embedder: CachedEmbedder,
                console: Any, nn_rewrites: bool = False,
-               fold_taggers: Mapping[int, NeuralTagger] | None = None) -> list[dict[str, Any]]:
-    """One row per threshold pair (slot, other) of :data:`CALIBRATION_PAIRS`, judged where
+               fold_taggers: Mapping[int, NeuralTagger] | None = None,
+               pairs: Sequence[tuple[float, float]] = CALIBRATION_PAIRS) -> list[dict[str, Any]]:
+    """One row per threshold pair (slot, other) of ``pairs``, judged where
     the pair acts: a session replaying whole conversations, whose earlier rewrites feed the
     later ones (the out-of-fold sweep reads the human rewrites of earlier turns instead, so
     it cannot see how errors or gains chain). Each conversation is replayed by the fold
@@ -331,10 +332,10 @@ def _calibrate(loaded: dict[str, list[dict[str, Any]]], rankers: dict[int, Any],
         keep = set(convs[:CALIBRATION_CONVERSATIONS]) if name == "canard" else set(convs)
         subsets[name] = [it for it in its if conversation_of(it) in keep]
     rows: list[dict[str, Any]] = []
-    total = len(CALIBRATION_PAIRS) * sum(len(v) for v in subsets.values())
+    total = len(pairs) * sum(len(v) for v in subsets.values())
     with Progress(console=console) as progress:
         task = progress.add_task("calibrating in session replay", total=total)
-        for slot, t in CALIBRATION_PAIRS:
+        for slot, t in pairs:
             figs: dict[str, dict[str, float]] = {}
             for name, its in subsets.items():
                 cov = con = n = 0
