@@ -244,3 +244,33 @@ def test_a_generic_follow_up_uses_only_words_common_across_conversations(tmp_pat
     # "composed" and "music" occur in one conversation's questions: not generic at 2
     rows = _build(root, tmp_path / "out.jsonl", generic=True, generic_min_conversations=2)
     assert not [r for r in rows if ":generic" in r["id"]]
+
+
+CITY: list[Turn] = [
+    ("Lyon", "what is the history of lyon", "Lyon was founded by the Romans in 43 BC."),
+    ("Lyon", "what is its population?", "About 520,000 people live in Lyon."),
+    ("Lyon", "when was it founded?", "In 43 BC."),
+    ("Lyon", "what can you eat there?", "Lyon is known for its bouchons."),
+]
+
+
+def test_dropped_follow_ups_lose_their_pointer_only_when_asked(tmp_path: Path) -> None:
+    # Saturn's named question and switch keep the classes even: nothing is thinned
+    root = _write(tmp_path / "data", [CITY, SATURN])
+    plain = _build(root, tmp_path / "plain.jsonl")
+    assert not [r for r in plain if ":dropped:" in r["id"]]
+    rows = _build(root, tmp_path / "dropped.jsonl", dropped=True)
+    dropped = {r["id"]: r for r in rows if ":dropped:" in r["id"]}
+    # the possessive becomes "the"; the locative at the end goes; the subject "it" stays
+    assert dropped["topiocqa-train:1:2:dropped:it"]["message"] == "what is the population?"
+    assert dropped["topiocqa-train:1:2:dropped:it"]["targets"] == ["Lyon"]
+    assert dropped["topiocqa-train:1:2:dropped:it"]["original"] == "what is its population?"
+    assert dropped["topiocqa-train:1:4:dropped:there"]["message"] == "what can you eat?"
+    assert "topiocqa-train:1:3:dropped:it" not in dropped
+    # the option only adds (here the plain run thins one negative more: its share is higher)
+    assert {r["id"] for r in plain} <= {r["id"] for r in rows}
+
+
+def test_dropped_needs_the_natural_kinds(tmp_path: Path) -> None:
+    rows = _build(_write(tmp_path / "data", [CITY]), tmp_path / "out.jsonl", natural=False, dropped=True)
+    assert not [r for r in rows if ":dropped:" in r["id"] or ":natural:" in r["id"]]

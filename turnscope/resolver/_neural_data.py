@@ -38,6 +38,11 @@ writes it (newest mention).
 - ``deablation`` (negative; with ``natural``): that question with the pointer replaced by
   the subject ("when was it released?" -> "when was Piece of Me released?").
 
+- ``dropped:<form>`` (positive), only with ``dropped=True`` (round 15): a ``natural``
+  follow-up again with its pointer dropped where the question still reads without it ("what
+  is its population?" -> "what is the population?", "the history of this city" -> "the
+  history"), labelled with the same subject: the generic follow-up of a conversational
+  search, made from a real question; its ``deablation`` twin is the named negative.
 - ``generic`` (positive) and ``generic-named`` (negative), only with ``generic=True``
   (round 14, measured, not in the shipped data): a same-topic follow-up that neither names nor
   points at the subject and uses only words common across conversations ("who composed the
@@ -77,6 +82,7 @@ from turnscope.resolver._neural_forms import (
     _title_description,
     _variants,
     common_stems,
+    drop_pointer,
     is_generic,
     name_generic,
 )
@@ -158,9 +164,11 @@ def _history(turns: Sequence[TopicTurn], i: int) -> tuple[tuple[str, str], ...]:
 
 
 def _examples(turns: Sequence[TopicTurn], rng: random.Random, natural: bool,
-              counts: Counter[str], common: frozenset[str] | None = None) -> Iterator[_Example]:
+              counts: Counter[str], common: frozenset[str] | None = None,
+              dropped: bool = False) -> Iterator[_Example]:
     """Every example of one conversation, in turn order; ``counts`` gets what was left out.
-    ``common`` (the stems of :func:`common_stems`) adds the generic follow-ups."""
+    ``common`` (the stems of :func:`common_stems`) adds the generic follow-ups, ``dropped``
+    the natural ones with their pointer dropped."""
     pronouns: dict[str, Counter[str]] = {}
     for i, turn in enumerate(turns):
         if i == 0:
@@ -212,6 +220,9 @@ def _examples(turns: Sequence[TopicTurn], rng: random.Random, natural: bool,
             continue
         yield make(f"natural:{labelled[0]}", question, (span,))
         yield make("deablation", labelled[1])
+        bare = drop_pointer(question, labelled[0], turn.topic) if dropped else None
+        if bare is not None:
+            yield make(f"dropped:{labelled[0]}", bare, (span,), question)
 
 
 def _check(example: _Example) -> bool:
@@ -234,7 +245,7 @@ def _balance(examples: list[_Example], rng: random.Random) -> tuple[list[_Exampl
 
 def build_neural_data(data_root: Path | None, out: Path, *, seed: int = 13,
                       progress: bool = True, natural: bool = True, generic: bool = False,
-                      generic_min_conversations: int = GENERIC_MIN_CONVERSATIONS) -> NeuralDataReport:
+                      dropped: bool = False, generic_min_conversations: int = GENERIC_MIN_CONVERSATIONS) -> NeuralDataReport:
     """Write the neural resolver's training examples (JSON Lines) to ``out``.
 
     ``data_root`` is the shared data folder (``None``: ``$TURNSCOPE_DATA`` or
@@ -243,7 +254,10 @@ def build_neural_data(data_root: Path | None, out: Path, *, seed: int = 13,
     ``natural=False`` gives the ablation kinds only (see the module docstring). ``generic``
     (with ``natural``; measured in round 14, not in the shipped data) adds the generic
     follow-ups and their named twins (kinds ``generic`` and ``generic-named``), their words
-    common to at least ``generic_min_conversations`` conversations.
+    common to at least ``generic_min_conversations`` conversations. ``dropped`` (with
+    ``natural``; round 15) adds each natural follow-up again with its pointer dropped where
+    the question still reads (kind ``dropped:<form>``: "what is its population?" -> "what is
+    the population?"), labelled with the same subject.
     Raises :class:`DatasetError` naming the file when TopiOCQA train is missing or garbled.
 
     >>> report = build_neural_data(Path("/work/shared/data"), Path("/tmp/nd.jsonl"),
@@ -261,7 +275,7 @@ def build_neural_data(data_root: Path | None, out: Path, *, seed: int = 13,
     def run(step: Any) -> None:
         nonlocal dropped_check
         for conv in conversations:
-            for ex in _examples(conv, rng, natural, counts, common):
+            for ex in _examples(conv, rng, natural, counts, common, dropped and natural):
                 if _check(ex):
                     examples.append(ex)
                 else:
