@@ -33,3 +33,25 @@ def test_a_stacked_tagger_without_its_fold_taggers_stops_the_resolver_training(
     assert result.exit_code == 1
     assert "fold taggers" in result.output and "--only neural" in result.output
     assert not out.exists()
+
+
+@pytest.mark.parametrize(("flags", "expected"), [
+    ([], {"generic": False, "dropped": False}),
+    (["--generic", "--dropped"], {"generic": True, "dropped": True}),
+])
+def test_the_tagger_data_kinds_reach_the_generator(flags: list[str], expected: dict[str, bool],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from turnscope._exceptions import DatasetError
+    from turnscope.resolver import _neural_data
+
+    seen: dict[str, object] = {}
+
+    def fake(root: object, out: object, **kw: object) -> None:
+        seen.update(kw)
+        raise DatasetError("stopped before any training")
+
+    monkeypatch.setattr(_neural_data, "build_neural_data", fake)
+    result = runner.invoke(app, ["train", "--only", "neural", *flags])
+    assert result.exit_code == 1
+    assert "stopped before any training" in result.output
+    assert {k: seen[k] for k in expected} == expected

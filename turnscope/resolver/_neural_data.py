@@ -99,6 +99,9 @@ HISTORY_TURNS = 12
 GENERIC_MIN_CONVERSATIONS = 30
 #: the positive share outside which the larger class is thinned to an even split
 BALANCE_BAND = (0.45, 0.55)
+#: the opt-in kinds (``generic``: round 14; ``dropped``: round 15), off in the shipped data
+DEFAULT_GENERIC = False
+DEFAULT_DROPPED = False
 _UNANSWERABLE = "UNANSWERABLE"
 
 
@@ -244,8 +247,9 @@ def _balance(examples: list[_Example], rng: random.Random) -> tuple[list[_Exampl
 
 
 def build_neural_data(data_root: Path | None, out: Path, *, seed: int = 13,
-                      progress: bool = True, natural: bool = True, generic: bool = False,
-                      dropped: bool = False, generic_min_conversations: int = GENERIC_MIN_CONVERSATIONS) -> NeuralDataReport:
+                      progress: bool = True, natural: bool = True, generic: bool = DEFAULT_GENERIC,
+                      dropped: bool = DEFAULT_DROPPED,
+                      generic_min_conversations: int = GENERIC_MIN_CONVERSATIONS) -> NeuralDataReport:
     """Write the neural resolver's training examples (JSON Lines) to ``out``.
 
     ``data_root`` is the shared data folder (``None``: ``$TURNSCOPE_DATA`` or
