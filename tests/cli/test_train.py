@@ -36,8 +36,8 @@ def test_a_stacked_tagger_without_its_fold_taggers_stops_the_resolver_training(
 
 
 @pytest.mark.parametrize(("flags", "expected"), [
-    ([], {"generic": False, "dropped": False}),
-    (["--generic", "--dropped"], {"generic": True, "dropped": True}),
+    ([], {"generic": False, "dropped": False, "views": False}),
+    (["--generic", "--dropped", "--views"], {"generic": True, "dropped": True, "views": True}),
 ])
 def test_the_tagger_data_kinds_reach_the_generator(flags: list[str], expected: dict[str, bool],
                                                     monkeypatch: pytest.MonkeyPatch) -> None:

@@ -274,3 +274,27 @@ def test_dropped_follow_ups_lose_their_pointer_only_when_asked(tmp_path: Path) -
 def test_dropped_needs_the_natural_kinds(tmp_path: Path) -> None:
     rows = _build(_write(tmp_path / "data", [CITY]), tmp_path / "out.jsonl", natural=False, dropped=True)
     assert not [r for r in rows if ":dropped:" in r["id"] or ":natural:" in r["id"]]
+
+
+@pytest.mark.parametrize(("shares", "answers"), [((1.0, 0.0), False), ((0.0, 1.0), True)])
+def test_a_rewritten_view_reads_earlier_questions_as_their_named_twins(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shares: tuple[float, float], answers: bool) -> None:
+    from turnscope.resolver import _neural_data
+
+    monkeypatch.setattr(_neural_data, "VIEW_SHARES", shares)
+    root = _write(tmp_path / "data", [CITY, SATURN])
+    rows = {r["id"]: r for r in _build(root, tmp_path / "out.jsonl", views=True)}
+    third = rows["topiocqa-train:1:3:natural:it"]
+    # turn 2 ("what is its population?") is read as the rewrite that names Lyon
+    users = [h["text"] for h in third["history"] if h["role"] == "user"]
+    assert users == ["what is the history of lyon", "what is Lyon's population?"]
+    assert any(h["role"] == "assistant" for h in third["history"]) is answers
+    assert third["targets"] == ["Lyon"]
+    assert third["message"] == "when was it founded?"
+
+
+def test_without_views_every_history_is_as_asked(tmp_path: Path) -> None:
+    root = _write(tmp_path / "data", [CITY, SATURN])
+    rows = {r["id"]: r for r in _build(root, tmp_path / "out.jsonl")}
+    users = [h["text"] for h in rows["topiocqa-train:1:3:natural:it"]["history"] if h["role"] == "user"]
+    assert users == ["what is the history of lyon", "what is its population?"]

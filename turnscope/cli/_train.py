@@ -11,7 +11,7 @@ from rich.table import Table
 
 from turnscope._exceptions import TurnscopeError
 from turnscope.cli._app import app
-from turnscope.resolver._neural_data import DEFAULT_DROPPED, DEFAULT_GENERIC
+from turnscope.resolver._neural_data import DEFAULT_DROPPED, DEFAULT_GENERIC, DEFAULT_VIEWS
 
 #: where the shipped resolver model lives inside the source tree
 PACKAGE_MODELS = Path(__file__).resolve().parent.parent / "data" / "models"
@@ -45,6 +45,10 @@ def train(
     dropped: Annotated[bool, typer.Option(
         help="Add the natural follow-ups with their pointer dropped to the tagger's synthetic data "
              "(docs/neural_data.md, kind dropped).")] = DEFAULT_DROPPED,
+    views: Annotated[bool, typer.Option(
+        help="Read some synthetic histories as a session gives them to the tagger: earlier "
+             "questions as rewrites naming their subject, some without answers (docs/neural_data.md).")]
+        = DEFAULT_VIEWS,
     gate_cast_weight: Annotated[float, typer.Option(
         help="Weight of each CAsT message against a CANARD one in the resolver gate's loss "
              "(docs/neural.md, round 14: 3 measured, not shipped).", min=0.0)] = 1.0,
@@ -81,7 +85,8 @@ def train(
         if only == "shift":
             return
     if only in ("all", "neural"):
-        _train_neural(data_root, seed, limit, console, stack, reuse_synthetic, generic=generic, dropped=dropped)
+        _train_neural(data_root, seed, limit, console, stack, reuse_synthetic, generic=generic, dropped=dropped,
+                      views=views)
         if only == "neural":
             return
     cache_path = default_cache_dir() / "resolver-embeddings.npz" if cache else None
@@ -119,7 +124,8 @@ def train(
 
 
 def _train_neural(data_root: Path | None, seed: int, limit: int, console: Console, stack: bool,
-                  reuse: bool, *, generic: bool = DEFAULT_GENERIC, dropped: bool = DEFAULT_DROPPED) -> None:
+                  reuse: bool, *, generic: bool = DEFAULT_GENERIC, dropped: bool = DEFAULT_DROPPED,
+                  views: bool = DEFAULT_VIEWS) -> None:
     """The synthetic follow-ups (weights kept in the cache; the int8 model into the package),
     and with ``stack`` then the development sets, once per fold (fold taggers, in the cache)
     and once on all (into the package, replacing the synthetic one)."""
@@ -137,7 +143,8 @@ def _train_neural(data_root: Path | None, seed: int, limit: int, console: Consol
         if stack and reuse and base.exists():
             console.print(f"synthetic stage: reusing {base}", markup=False, highlight=False)
         else:
-            built = build_neural_data(data_root, data, seed=seed, generic=generic, dropped=dropped)
+            built = build_neural_data(data_root, data, seed=seed, generic=generic, dropped=dropped,
+                                      views=views)
             console.print(f"neural data: {built}", markup=False, highlight=False)
             report = train_neural(data, PACKAGE_MODELS / "neural", seed=seed, limit=limit or None,
                                   console=console, checkpoint=base)

@@ -49,6 +49,12 @@ writes it (newest mention).
   music?"), labelled with the subject (the CAsT convention), and its twin naming it ("who
   composed the music of Jaws?").
 
+**Views** (``views=True``, round 15): the history of a quarter of the conversations reads
+every earlier question that pointed at its subject as its ``deablation`` twin (and a generic
+one as its named twin), as a session's rewrites read at run time, without the assistant's
+answers (as CAsT 2019 and 2020 give a conversation); another quarter the same with answers.
+Targets are then the subject as that history writes it.
+
 Not emitted, only counted: same-topic turns that neither name the subject nor point at it
 clearly (their label is unknown), and switches whose question does not name the new topic.
 The latter are *not* "carry nothing" examples: in TopiOCQA a switch usually moves to
@@ -65,7 +71,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -102,6 +108,12 @@ BALANCE_BAND = (0.45, 0.55)
 #: the opt-in kinds (``generic``: round 14; ``dropped``: round 15), off in the shipped data
 DEFAULT_GENERIC = False
 DEFAULT_DROPPED = False
+DEFAULT_VIEWS = False
+#: with ``views``: the share of conversations read as rewritten questions without answers
+#: (CAsT 2019 / 2020 give only the user's turns), and as rewritten questions with answers
+#: (CANARD, CAsT 2021, a chat assistant); the rest as asked. At run time the tagger reads a
+#: session's own rewrites (``nn_reads_rewrites``), so half is read as rewrites
+VIEW_SHARES = (0.25, 0.25)
 _UNANSWERABLE = "UNANSWERABLE"
 
 
@@ -155,11 +167,17 @@ class _Example:
                 "targets": list(self.targets), "original": self.original}
 
 
-def _history(turns: Sequence[TopicTurn], i: int) -> tuple[tuple[str, str], ...]:
+def _history(turns: Sequence[TopicTurn], i: int, rewritten: Mapping[int, str] | None = None,
+             answers: bool = True) -> tuple[tuple[str, str], ...]:
+    """The history of turn ``i``; ``rewritten`` (turn index -> question) reads earlier user
+    turns as a rewrite would write them, ``answers=False`` leaves the assistant out."""
     out: list[tuple[str, str]] = []
-    for t in turns[max(0, i - HISTORY_TURNS):i]:
-        out.append(("user", t.question.strip()))
+    start = max(0, i - HISTORY_TURNS)
+    for j, t in enumerate(turns[start:i], start):
+        out.append(("user", (rewritten or {}).get(j, t.question).strip()))
         answer = t.answer.strip()
+        if not answers:
+            continue
         # an unanswerable turn got no answer a user saw; "UNANSWERABLE" is a data-set marker
         if answer and answer != _UNANSWERABLE:
             out.append(("assistant", answer[:ANSWER_CHARS]))
@@ -168,11 +186,15 @@ def _history(turns: Sequence[TopicTurn], i: int) -> tuple[tuple[str, str], ...]:
 
 def _examples(turns: Sequence[TopicTurn], rng: random.Random, natural: bool,
               counts: Counter[str], common: frozenset[str] | None = None,
-              dropped: bool = False) -> Iterator[_Example]:
+              dropped: bool = False, view: str = "raw") -> Iterator[_Example]:
     """Every example of one conversation, in turn order; ``counts`` gets what was left out.
     ``common`` (the stems of :func:`common_stems`) adds the generic follow-ups, ``dropped``
-    the natural ones with their pointer dropped."""
+    the natural ones with their pointer dropped. ``view`` is how the history reads:
+    ``raw`` (as asked), ``rewritten`` (each earlier question that pointed at its subject
+    as its de-ablated twin, naming it, as a session's rewrites do) or ``rewritten-questions``
+    (that, without the assistant's answers, as CAsT 2019 and 2020 give them)."""
     pronouns: dict[str, Counter[str]] = {}
+    rewritten: dict[int, str] = {}
     for i, turn in enumerate(turns):
         if i == 0:
             counts["excluded:first-turn"] += 1
@@ -190,8 +212,15 @@ def _examples(turns: Sequence[TopicTurn], rng: random.Random, natural: bool,
         named = _named(question, variants)
 
         def make(kind: str, message: str, targets: tuple[str, ...] = (),
-                 original: str | None = None, t: TopicTurn = turn,
-                 h: tuple[tuple[str, str], ...] = history) -> _Example:
+                 original: str | None = None, t: TopicTurn = turn, i: int = i,
+                 h: tuple[tuple[str, str], ...] = history, v: list[str] = variants) -> _Example:
+            if view != "raw":
+                seen = _history(turns, i, rewritten, answers=view == "rewritten")
+                # the subject as this view writes it; a view that lost it keeps the raw history
+                span = _history_span(v, seen) if targets else None
+                if not targets or span is not None:
+                    return _Example(t.conversation, t.turn, kind, message, seen,
+                                    (span,) if span else (), original)
             return _Example(t.conversation, t.turn, kind, message, h, targets, original)
 
         if named and turn.is_switch:
@@ -217,12 +246,14 @@ def _examples(turns: Sequence[TopicTurn], rng: random.Random, natural: bool,
                 and is_generic(question, common):
             yield make("generic", question, (span,))
             yield make("generic-named", name_generic(question, span))
+            rewritten[i] = name_generic(question, span)
             continue
         if span is None or labelled is None:
             counts[reason] += 1
             continue
         yield make(f"natural:{labelled[0]}", question, (span,))
         yield make("deablation", labelled[1])
+        rewritten[i] = labelled[1]
         bare = drop_pointer(question, labelled[0], turn.topic) if dropped else None
         if bare is not None:
             yield make(f"dropped:{labelled[0]}", bare, (span,), question)
@@ -248,7 +279,7 @@ def _balance(examples: list[_Example], rng: random.Random) -> tuple[list[_Exampl
 
 def build_neural_data(data_root: Path | None, out: Path, *, seed: int = 13,
                       progress: bool = True, natural: bool = True, generic: bool = DEFAULT_GENERIC,
-                      dropped: bool = DEFAULT_DROPPED,
+                      dropped: bool = DEFAULT_DROPPED, views: bool = DEFAULT_VIEWS,
                       generic_min_conversations: int = GENERIC_MIN_CONVERSATIONS) -> NeuralDataReport:
     """Write the neural resolver's training examples (JSON Lines) to ``out``.
 
@@ -261,7 +292,10 @@ def build_neural_data(data_root: Path | None, out: Path, *, seed: int = 13,
     common to at least ``generic_min_conversations`` conversations. ``dropped`` (with
     ``natural``; round 15) adds each natural follow-up again with its pointer dropped where
     the question still reads (kind ``dropped:<form>``: "what is its population?" -> "what is
-    the population?"), labelled with the same subject.
+    the population?"), labelled with the same subject. ``views`` (with ``natural``; round 15)
+    reads the history of some conversations (:data:`VIEW_SHARES`) as a session gives it to
+    the tagger at run time: earlier questions as rewrites naming their subject, and for some
+    without the assistant's answers.
     Raises :class:`DatasetError` naming the file when TopiOCQA train is missing or garbled.
 
     >>> report = build_neural_data(Path("/work/shared/data"), Path("/tmp/nd.jsonl"),
@@ -272,6 +306,7 @@ def build_neural_data(data_root: Path | None, out: Path, *, seed: int = 13,
     conversations = load_topiocqa_train(data_root)
     common = common_stems(conversations, generic_min_conversations) if generic and natural else None
     rng = random.Random(seed)
+    view_rng = random.Random(f"views:{seed}")
     counts: Counter[str] = Counter()
     examples: list[_Example] = []
     dropped_check = 0
@@ -279,7 +314,11 @@ def build_neural_data(data_root: Path | None, out: Path, *, seed: int = 13,
     def run(step: Any) -> None:
         nonlocal dropped_check
         for conv in conversations:
-            for ex in _examples(conv, rng, natural, counts, common, dropped and natural):
+            # a separate stream: without views the main one draws exactly as before
+            draw = view_rng.random() if views else 1.0
+            view = "rewritten-questions" if draw < VIEW_SHARES[0] else \
+                "rewritten" if draw < VIEW_SHARES[0] + VIEW_SHARES[1] else "raw"
+            for ex in _examples(conv, rng, natural, counts, common, dropped and natural, view):
                 if _check(ex):
                     examples.append(ex)
                 else:
