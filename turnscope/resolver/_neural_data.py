@@ -74,7 +74,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from turnscope._exceptions import DatasetError
 from turnscope.datasets import TopicTurn, load_topiocqa_train
@@ -105,7 +105,7 @@ HISTORY_TURNS = 12
 GENERIC_MIN_CONVERSATIONS = 30
 #: the positive share outside which the larger class is thinned to an even split
 BALANCE_BAND = (0.45, 0.55)
-#: the opt-in kinds (``generic``: round 14; ``dropped``: round 15), off in the shipped data
+#: the opt-in data (``generic``: round 14; ``dropped``, ``views``: round 15), off in the shipped data
 DEFAULT_GENERIC = False
 DEFAULT_DROPPED = False
 DEFAULT_VIEWS = False
@@ -115,6 +115,7 @@ DEFAULT_VIEWS = False
 #: session's own rewrites (``nn_reads_rewrites``), so half is read as rewrites
 VIEW_SHARES = (0.25, 0.25)
 _UNANSWERABLE = "UNANSWERABLE"
+View = Literal["raw", "rewritten", "rewritten-questions"]
 
 
 
@@ -186,7 +187,7 @@ def _history(turns: Sequence[TopicTurn], i: int, rewritten: Mapping[int, str] | 
 
 def _examples(turns: Sequence[TopicTurn], rng: random.Random, natural: bool,
               counts: Counter[str], common: frozenset[str] | None = None,
-              dropped: bool = False, view: str = "raw") -> Iterator[_Example]:
+              dropped: bool = False, view: View = "raw") -> Iterator[_Example]:
     """Every example of one conversation, in turn order; ``counts`` gets what was left out.
     ``common`` (the stems of :func:`common_stems`) adds the generic follow-ups, ``dropped``
     the natural ones with their pointer dropped. ``view`` is how the history reads:
@@ -316,7 +317,7 @@ def build_neural_data(data_root: Path | None, out: Path, *, seed: int = 13,
         for conv in conversations:
             # a separate stream: without views the main one draws exactly as before
             draw = view_rng.random() if views else 1.0
-            view = "rewritten-questions" if draw < VIEW_SHARES[0] else \
+            view: View = "rewritten-questions" if draw < VIEW_SHARES[0] else \
                 "rewritten" if draw < VIEW_SHARES[0] + VIEW_SHARES[1] else "raw"
             for ex in _examples(conv, rng, natural, counts, common, dropped and natural, view):
                 if _check(ex):
