@@ -29,6 +29,7 @@ from turnscope.evaluation import check_terms
 from turnscope.resolver._candidates import key_of
 from turnscope.resolver._embedcache import CachedEmbedder
 from turnscope.resolver._neural import default_tagger
+from turnscope.resolver._neural_dev import needed_stems
 from turnscope.resolver._ranker import tagger_view
 from turnscope.resolver._replay import conversation_of, fold_of, fold_resolver
 from turnscope.resolver._train import (
@@ -98,8 +99,7 @@ def main() -> None:
             f_con += teacher.contaminated
             hist = tagger_view(_history(it), True)
             users = [t for t in hist if t.role == "user"]
-            earlier = set().union(*(key_of(t.text) for t in hist))
-            needed = (key_of(it["human_rewrite"]) - key_of(it["follow_up"])) & earlier
+            needed = needed_stems(it, [t.text for t in hist])
             if not needed or not users:
                 continue
             needing += 1

@@ -25,6 +25,7 @@ from rich.table import Table
 
 from turnscope.resolver._candidates import key_of
 from turnscope.resolver._neural import NeuralTagger
+from turnscope.resolver._neural_dev import needed_stems
 from turnscope.resolver._ranker import tagger_view
 from turnscope.resolver._train import TRAINING_SETS, _history
 
@@ -39,8 +40,7 @@ def top_words(tagger: NeuralTagger, items: list[dict[str, Any]]) -> list[tuple[f
             continue
         hist = tagger_view(_history(it), True)
         raw = key_of(it["follow_up"])
-        earlier = set().union(*(key_of(t.text) for t in hist))
-        needed = (key_of(it["human_rewrite"]) - raw) & earlier
+        needed = needed_stems(it, [t.text for t in hist])
         stems = {s: v for s, v in tagger.evidence(it["follow_up"], hist).stems.items() if s not in raw}
         if not stems:
             out.append((0.0, False))

@@ -36,7 +36,8 @@ from turnscope.resolver._candidates import key_of
 from turnscope.resolver._neural import NeuralTagger
 from turnscope.resolver._ranker import tagger_view
 
-__all__ = ["DEV_EPOCHS", "DEV_LR", "StackReport", "dev_rows", "fold_taggers", "oof_stem_auc", "train_stacked"]
+__all__ = ["DEV_EPOCHS", "DEV_LR", "StackReport", "dev_rows", "fold_taggers", "needed_stems", "oof_stem_auc",
+           "train_stacked"]
 
 #: two passes over ~3,200 messages: the prototype of issue 20 fine-tuned for two epochs on
 #: the same sets; one pass over so few rows barely moves a tagger that has seen 37,000
@@ -56,6 +57,13 @@ class StackReport:
     shipped: Path
 
 
+def needed_stems(item: Mapping[str, Any], view: Sequence[str]) -> frozenset[str]:
+    """The content stems the item's human rewrite adds to its message and that ``view`` (its
+    history as the tagger reads it, earlier user turns as their rewrites) holds."""
+    earlier: frozenset[str] = frozenset().union(*(key_of(t) for t in view))
+    return (key_of(item["human_rewrite"]) - key_of(item["follow_up"])) & earlier
+
+
 def dev_rows(loaded: Mapping[str, Sequence[dict[str, Any]]], folds: int) -> list[dict[str, Any]]:
     """One tagger row per development message with a history: the history as the tagger
     reads it (earlier user turns as their human rewrites, :func:`tagger_view`), and as
@@ -70,8 +78,7 @@ def dev_rows(loaded: Mapping[str, Sequence[dict[str, Any]]], folds: int) -> list
             if not item["prefix"] or not item.get("human_rewrite"):
                 continue
             view = [t.text for t in tagger_view(_history(item), True)]
-            earlier = frozenset().union(*(key_of(t) for t in view))
-            stems = (key_of(item["human_rewrite"]) - key_of(item["follow_up"])) & earlier
+            stems = needed_stems(item, view)
             conv = str(item.get("conversation", item["id"]))
             rows.append({"id": f"{name}:{conv}:{item['id']}", "message": item["follow_up"], "history": view,
                          "targets": [], "stems": sorted(stems), "fold": _fold(conv, folds), "set": name})
