@@ -55,3 +55,35 @@ def test_the_tagger_data_kinds_reach_the_generator(flags: list[str], expected: d
     assert result.exit_code == 1
     assert "stopped before any training" in result.output
     assert {k: seen[k] for k in expected} == expected
+
+
+@pytest.mark.parametrize("flags", [["--latent", "some"], ["--latent", "own"]])
+def test_a_latent_mode_it_cannot_train_names_the_choices(flags: list[str], tmp_path: Path) -> None:
+    out = tmp_path / "resolver.txt"
+    result = runner.invoke(app, ["train", "--only", "resolver", "--output", str(out), *flags])
+    assert result.exit_code == 2
+    assert "none, all or own (own with --own-histories)" in result.output
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(("flags", "expected"), [
+    ([], {"latent": "none", "own_histories": False}),
+    (["--latent", "all"], {"latent": "all", "own_histories": False}),
+    (["--own-histories", "--latent", "own"], {"latent": "own", "own_histories": True}),
+])
+def test_the_latent_mode_reaches_the_resolver_training(flags: list[str], expected: dict[str, object],
+                                                       monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from turnscope._exceptions import DatasetError
+    from turnscope.resolver import _train as resolver_train
+
+    seen: dict[str, object] = {}
+
+    def fake(root: object, out: object, **kw: object) -> None:
+        seen.update(kw)
+        raise DatasetError("stopped before any training")
+
+    monkeypatch.setattr(resolver_train, "train_resolver", fake)
+    result = runner.invoke(app, ["train", "--only", "resolver", "--output", str(tmp_path / "r.txt"), *flags])
+    assert result.exit_code == 1
+    assert "stopped before any training" in result.output
+    assert {k: seen[k] for k in expected} == expected

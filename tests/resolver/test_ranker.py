@@ -159,3 +159,40 @@ def test_a_message_with_a_pronoun_slot_has_its_own_threshold() -> None:
 def test_a_threshold_out_of_range_is_refused() -> None:
     with pytest.raises(ConfigError, match="slot threshold"):
         default_resolver().with_threshold(0.5, slot=1.5)
+
+
+def test_a_session_hands_each_decided_turn_s_latent_subject_on() -> None:
+    from turnscope.resolver._ranker import LATENT_MEMO, history_of
+
+    s = Session()
+    s.user("What is throat cancer?")
+    s.assistant("Throat cancer is cancer of the pharynx or larynx.")
+    first = s.user("Is it treatable?")
+    s.assistant("Most cases are treatable when found early.")
+    shown = first.trace["resolver"]["candidates"]  # type: ignore[index]
+    hist = history_of(s.state)
+    by_index = {t.index: t for t in hist}
+    # a turn the resolver decided keeps its shortlist with the gate's probabilities, as the
+    # trace showed them; the opening turn was decided with nothing to shortlist; an answer has none
+    assert by_index[first.turn].latent == tuple((c["text"], c["score"]) for c in shown)
+    assert by_index[first.turn].latent
+    assert by_index[1].latent == ()
+    assert by_index[2].latent is None
+    assert set(s.state.memo[LATENT_MEMO]) == {1, first.turn}
+    # a fork copies it, and the original's later turns do not leak into the fork
+    fork = s.fork()
+    s.user("What are the symptoms?")
+    assert set(fork.state.memo[LATENT_MEMO]) == {1, first.turn}
+
+
+def test_the_shipped_model_reads_no_latent_subject() -> None:
+    from turnscope.resolver._features import BASE_FEATURES
+
+    r = default_resolver()
+    assert r.meta["features"] == list(BASE_FEATURES)
+    hist = [HistoryTurn(1, "user", "What is throat cancer?", "What is throat cancer?"),
+            HistoryTurn(2, "assistant", "Throat cancer is cancer of the pharynx or larynx.")]
+    with_latent = [HistoryTurn(1, "user", "What is throat cancer?", "What is throat cancer?",
+                               (("larynx", 0.99),)), hist[1]]
+    a, b = r.resolve("Is it treatable?", hist), r.resolve("Is it treatable?", with_latent)
+    assert a == b

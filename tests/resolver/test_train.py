@@ -9,9 +9,9 @@ import pytest
 
 from turnscope.datasets._cast import _convert, _Turn
 from turnscope.resolver import HistoryTurn, Resolver
-from turnscope.resolver._features import FEATURES
+from turnscope.resolver._features import BASE_FEATURES, FEATURES, LATENT_FEATURES
 from turnscope.resolver._ranker import GATE_SEPARATOR
-from turnscope.resolver._replay import own_history_items, with_rewrites
+from turnscope.resolver._replay import latent_of_result, own_history_items, replayed, session_items, with_rewrites
 from turnscope.resolver._train import (
     CALIBRATION_PAIRS,
     CALIBRATION_SEEDS,
@@ -191,3 +191,80 @@ def test_gate_weights_change_the_gate_not_the_ranker(trained: tuple[Path, Any], 
     ranker_p, _, gate_p = plain.read_text().partition("\n")[2].partition(GATE_SEPARATOR)
     assert ranker_w == ranker_p
     assert gate_w != gate_p
+
+
+# --- the latent subject: what a session's earlier turns were probably about ---
+
+def test_with_rewrites_hands_each_item_the_latent_subjects_of_its_earlier_turns() -> None:
+    items = _items()[:3]
+    latents = [(), (("lobular carcinoma", 0.7),), None]
+    out = with_rewrites(items, None, latents)
+    assert [it["prefix_latent"] for it in out] == [[], [()], [(), (("lobular carcinoma", 0.7),)]]
+    # None: the human rewrites stay
+    assert [it["prefix_rewrites"] for it in out] == [it["prefix_rewrites"] for it in items]
+
+
+def test_session_items_read_the_replay_s_queries_and_latent_subjects(trained: tuple[Path, Any]) -> None:
+    from turnscope._items import replay_conversations
+    from turnscope._session import Session
+    from turnscope.resolver._train import _history
+
+    path, _ = trained
+    r = Resolver.load(path)
+    items = _items()
+    run = replayed({"fixture": items}, {0: r._booster}, {0: r._gate}, 1, r.max_carried, r.embedder,
+                   r.nn_rewrites, (r.slot_threshold, r.threshold))["fixture"]
+    results = replay_conversations(items, lambda: Session(resolver=r))
+    latents = [latent_of_result(res) for res in results]
+    assert all(lat is not None for lat in latents)  # the resolver decided every English turn here
+    assert any(latents)
+    both = session_items(run, own=True, latent=True)
+    assert both == with_rewrites(items, [res.query for res in results], latents)
+    human = session_items(run, own=False, latent=True)
+    assert [it["prefix_rewrites"] for it in human] == [it["prefix_rewrites"] for it in items]
+    # the history a training example reads: each earlier user turn with its own latent subject
+    third = human[2]
+    hist = _history(third)
+    users = [t for t in hist if t.role == "user"]
+    assert [t.latent for t in users] == [latents[0], latents[1]]
+    assert all(t.latent is None for t in hist if t.role == "assistant")
+
+
+def test_the_default_model_reads_no_latent_columns(trained: tuple[Path, Any]) -> None:
+    path, _ = trained
+    meta = Resolver.load(path).meta
+    assert meta["features"] == list(BASE_FEATURES) and "latent_state" not in meta
+
+
+def test_training_with_the_latent_state(tmp_path: Path) -> None:
+    out = tmp_path / "latent.txt"
+    report = train_resolver(None, out, items={"fixture": _items()}, folds=3, rounds=40, seed=7,
+                            params=TINY_PARAMS, calibrate=False, latent="all")
+    r = Resolver.load(out)
+    assert r.meta["features"] == list(FEATURES)
+    assert set(LATENT_FEATURES) <= set(r._booster.feature_name())
+    assert r.meta["latent_state"]["pair"] == list(OWN_HISTORY_PAIR)
+    assert r.meta["latent_state"]["examples"] == "all"
+    assert report.own_examples == 0
+    # the replay's latent subjects reached the training rows: LightGBM records a value range
+    # for a column with values, "none" for a column that was missing on every row
+    ranker = out.read_text().partition("\n")[2].partition(GATE_SEPARATOR)[0]
+    infos = dict(zip(next(line for line in ranker.splitlines() if line.startswith("feature_names=")).split("=")[1]
+                     .split(), next(line for line in ranker.splitlines() if line.startswith("feature_infos="))
+                     .split("=")[1].split(), strict=True))
+    assert all(infos[f] != "none" for f in ("latent_same", "latent_top"))
+
+
+def test_the_own_latent_mode_gives_the_state_to_the_own_history_examples_only(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="needs own_histories"):
+        train_resolver(None, tmp_path / "x.txt", items={"fixture": _items()}, folds=3, rounds=40, seed=7,
+                       params=TINY_PARAMS, calibrate=False, latent="own")
+    with pytest.raises(ValueError, match="'none', 'all' or 'own', got 'yes'"):
+        train_resolver(None, tmp_path / "x.txt", items={"fixture": _items()}, folds=3, rounds=40, seed=7,
+                       params=TINY_PARAMS, calibrate=False, latent="yes")  # type: ignore[arg-type]
+    out = tmp_path / "own.txt"
+    report = train_resolver(None, out, items={"fixture": _items()}, folds=3, rounds=40, seed=7,
+                            params=TINY_PARAMS, calibrate=False, own_histories=True, latent="own")
+    meta = Resolver.load(out).meta
+    assert report.own_examples > 0
+    assert meta["features"] == list(FEATURES) and meta["latent_state"]["examples"] == "own"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 from rich.console import Console
@@ -12,6 +12,9 @@ from rich.table import Table
 from turnscope._exceptions import TurnscopeError
 from turnscope.cli._app import app
 from turnscope.resolver._neural_data import DEFAULT_DROPPED, DEFAULT_GENERIC, DEFAULT_VIEWS
+
+if TYPE_CHECKING:
+    from turnscope.resolver._train import LatentMode
 
 #: where the shipped resolver model lives inside the source tree
 PACKAGE_MODELS = Path(__file__).resolve().parent.parent / "data" / "models"
@@ -49,6 +52,10 @@ def train(
         help="Read some synthetic histories as a session gives them to the tagger: earlier "
              "questions as rewrites naming their subject, some without answers (docs/neural_data.md).")]
         = DEFAULT_VIEWS,
+    latent: Annotated[str, typer.Option(
+        help="The session's latent subject as resolver features (docs/neural.md, round 16: measured, "
+             "not shipped): 'none', 'all' (every example reads it) or 'own' (the own-history "
+             "examples only; needs --own-histories).")] = "none",
     gate_cast_weight: Annotated[float, typer.Option(
         help="Weight of each CAsT message against a CANARD one in the resolver gate's loss "
              "(docs/neural.md, round 14: 3 measured, not shipped).", min=0.0)] = 1.0,
@@ -66,6 +73,10 @@ def train(
     if only not in ("all", "resolver", "shift", "neural"):
         console.print(f"error: --only must be all, shift, neural or resolver, got {only!r}", markup=False,
                       highlight=False)
+        raise typer.Exit(2)
+    if latent not in ("none", "all", "own") or (latent == "own" and not own_histories):
+        console.print(f"error: --latent must be none, all or own (own with --own-histories), got {latent!r}",
+                      markup=False, highlight=False)
         raise typer.Exit(2)
     if only in ("all", "shift"):
         from turnscope.resolver import _shift
@@ -98,6 +109,7 @@ def train(
         taggers = fold_taggers(PACKAGE_MODELS / "neural", DEFAULT_FOLDS)
         report = train_resolver(data_root, output, seed=seed, limit=limit or None, cache=cache_path,
                                 console=console, fold_taggers=taggers, own_histories=own_histories,
+                                latent=cast("LatentMode", latent),
                                 gate_weights=None if gate_cast_weight == 1.0 else
                                 {"cast19": gate_cast_weight, "cast21dev": gate_cast_weight})
     except TurnscopeError as exc:

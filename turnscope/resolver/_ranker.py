@@ -39,8 +39,9 @@ from turnscope.resolver._features import FEATURES, featurize
 from turnscope.resolver._neural import NeuralTagger, default_tagger
 from turnscope.resolver._realize import has_slot, realize
 
-__all__ = ["DEFAULT_HISTORY_TURNS", "tagger_view", "GATE_EXTRA", "Resolution", "Resolver", "ScoredCandidate",
-           "carried_count", "default_resolver", "may_name", "gate_rows", "history_of", "ranked_for",
+__all__ = ["DEFAULT_HISTORY_TURNS", "tagger_view", "GATE_EXTRA", "LATENT_MEMO", "Resolution", "Resolver",
+           "ScoredCandidate", "carried_count", "default_resolver", "may_name", "gate_rows", "history_of",
+           "latent_of", "ranked_for", "remember_latent",
            "scope_history", "session_shift", "shift_threshold", "shortlist"]
 
 #: turns of history the ranker reads besides the conversation's opening turn (the
@@ -318,11 +319,30 @@ def history_of(state: Any, turns: int = DEFAULT_HISTORY_TURNS) -> list[HistoryTu
     the previous rewrites carried is evidence for this one). Only those turns are built,
     so the cost of a turn does not grow with the conversation."""
     kept = state.turns if len(state.turns) <= turns + 1 else [state.turns[0], *state.turns[-turns:]]
+    latents = state.memo.get(LATENT_MEMO, {})
     out = []
     for t in kept:
         resolved = state.resolved.get(t.index) if t.role.value == "user" else None
-        out.append(HistoryTurn(t.index, t.role.value, t.content, resolved.query if resolved else None))
+        out.append(HistoryTurn(t.index, t.role.value, t.content, resolved.query if resolved else None,
+                               latents.get(t.index) if resolved else None))
     return out
+
+
+#: where a session keeps the latent subject of each turn the resolver decided (``state.memo``)
+LATENT_MEMO = "resolver:latent"
+
+
+def latent_of(resolution: Resolution) -> tuple[tuple[str, float], ...]:
+    """A decided turn's latent subject: its shortlist with the gate's probabilities, rounded
+    as the trace shows them (training reads them from replayed traces, so both sides round
+    alike)."""
+    return tuple((c.text, round(c.score, 4)) for c in resolution.scored)
+
+
+def remember_latent(state: Any, index: int, resolution: Resolution) -> None:
+    """Keep the latent subject of the message at ``index`` for the turns after it
+    (:func:`history_of` hands it on as :attr:`HistoryTurn.latent`)."""
+    state.memo.setdefault(LATENT_MEMO, {})[index] = latent_of(resolution)
 
 
 _DEFAULT: Resolver | None = None

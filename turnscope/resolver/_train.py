@@ -32,12 +32,13 @@ that never saw it; the labels stay the human rewrite's.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -45,7 +46,7 @@ from turnscope._matching import check_terms
 from turnscope.datasets import load_canard, load_cast
 from turnscope.resolver._candidates import HistoryTurn, candidates, key_of
 from turnscope.resolver._embedcache import CachedEmbedder
-from turnscope.resolver._features import FEATURES, featurize
+from turnscope.resolver._features import BASE_FEATURES, FEATURES, featurize
 from turnscope.resolver._neural import NeuralTagger, default_tagger
 from turnscope.resolver._ranker import (
     DEFAULT_HISTORY_TURNS,
@@ -58,13 +59,15 @@ from turnscope.resolver._ranker import (
     tagger_view,
 )
 from turnscope.resolver._realize import realize
-from turnscope.resolver._replay import conversation_of, fold_of, fold_resolver, own_history_items
+from turnscope.resolver._replay import conversation_of, fold_of, fold_resolver, replayed, session_items
 from turnscope.resolver._shift import history_shift_probability
 
 __all__ = ["DEFAULT_SEED", "TRAINING_SETS", "Example", "TrainReport", "build_examples", "fit",
            "fit_gate", "sweep", "train_resolver"]
 
 DEFAULT_SEED = 13
+#: which training examples read the session's latent subject (:data:`LATENT_STATE`)
+LatentMode = Literal["none", "all", "own"]
 #: the tagger reads earlier user turns as their rewrites (see ``_ranker.tagger_view``): the
 #: session-replay objective on the development sets (fold models, two seeds) was 0.226 with,
 #: 0.223 reading the raw turns, against 0.206 for the resolver without the tagger
@@ -86,6 +89,14 @@ GATE_SET_WEIGHTS: Mapping[str, float] = {}
 #: the operating point more than the frontier (docs/neural.md, round 14): at the chosen pair
 #: (0.8, 0.85) objective 0.2333 against 0.2264, CANARD 0.321 / 0.051 against 0.272 / 0.034
 OWN_HISTORIES = False
+#: the session's latent subject as features (``_features.LATENT_FEATURES``, round 16): what
+#: the resolver shortlisted at earlier turns, with the gate's probabilities, carried or not.
+#: Trained in two stages: today's fold models replay every development conversation and
+#: leave their latent subjects on each turn; the models refitted on those read them. ``"all"``:
+#: every example reads them; ``"own"``: only the own-history examples (``own_histories``),
+#: whose earlier turns are that same replay's rewrites, the human-rewrite examples reading
+#: them as missing; ``"none"``: the shipped models, which read no such column
+LATENT_STATE: LatentMode = "none"
 #: the (slot, other) thresholds of the replay that writes those rewrites: the pair the
 #: calibration chose for the resolver trained on human rewrites only (round 12)
 OWN_HISTORY_PAIR = (0.8, 0.85)
@@ -159,8 +170,15 @@ def _history(item: dict[str, Any]) -> list[HistoryTurn]:
     users = [k for k, t in enumerate(item["prefix"]) if t["role"] == "user"]
     # the opening turn of a CANARD dialogue has no rewrite: align from the end
     by_turn = dict(zip(users[len(users) - len(rewrites):], rewrites, strict=True)) if rewrites else {}
-    return [HistoryTurn(k + 1, t["role"], t["content"], by_turn.get(k))
+    # the latent subjects a session replay left (``_replay.session_items``), aligned alike
+    latents = list(item.get("prefix_latent") or [])
+    by_latent = dict(zip(users[len(users) - len(latents):], latents, strict=True)) if latents else {}
+    return [HistoryTurn(k + 1, t["role"], t["content"], by_turn.get(k), _latent(by_latent.get(k)))
             for k, t in enumerate(item["prefix"])]
+
+
+def _latent(entries: Sequence[Sequence[Any]] | None) -> tuple[tuple[str, float], ...] | None:
+    return None if entries is None else tuple((str(text), float(p)) for text, p in entries)
 
 
 def labels_for(item: dict[str, Any], keys: Sequence[frozenset[str]]) -> np.ndarray:
@@ -176,10 +194,11 @@ def build_examples(items: Sequence[dict[str, Any]], set_name: str, embedder: Cac
                    progress: Callable[[int], None] | None = None,
                    tagger: NeuralTagger | None = None, nn_rewrites: bool = False,
                    fold_taggers: Mapping[int, NeuralTagger] | None = None, folds: int = 0,
-                   history: str = "human") -> list[Example]:
+                   history: str = "human", features: Sequence[str] = BASE_FEATURES) -> list[Example]:
     """One :class:`Example` per item with a history. ``fold_taggers`` (with ``folds``) score
     each item by the tagger of its conversation's fold instead of ``tagger``; ``history``
-    names whose rewrites the items' ``prefix_rewrites`` are."""
+    names whose rewrites the items' ``prefix_rewrites`` are; ``features`` are the columns kept."""
+    columns = np.asarray([FEATURES.index(f) for f in features], dtype=np.intp)
     out: list[Example] = []
     for item in items:
         if progress is not None:
@@ -198,7 +217,7 @@ def build_examples(items: Sequence[dict[str, Any]], set_name: str, embedder: Cac
         conv = str(item.get("conversation", item["id"]))
         use = fold_taggers[_fold(conv, folds)] if fold_taggers is not None else tagger
         ev = use.evidence(item["follow_up"], tagger_view(full, nn_rewrites)) if use is not None else None
-        x = featurize(item["follow_up"], hist, cands, embedder.query, shift, ev)
+        x = featurize(item["follow_up"], hist, cands, embedder.query, shift, ev)[:, columns]
         keys = [c.key for c in cands]
         out.append(Example(set_name, conv, item["follow_up"],
                            item["required_in_rewrite"], item["forbidden_in_rewrite"],
@@ -207,9 +226,9 @@ def build_examples(items: Sequence[dict[str, Any]], set_name: str, embedder: Cac
 
 
 def fit(examples: Sequence[Example], seed: int, rounds: int = DEFAULT_ROUNDS,
-        params: dict[str, Any] | None = None) -> Any:
-    """The ranker: every candidate of every message."""
-    return _fit([e.x for e in examples], [e.y for e in examples], list(FEATURES), seed, rounds, params)
+        params: dict[str, Any] | None = None, features: Sequence[str] = BASE_FEATURES) -> Any:
+    """The ranker: every candidate of every message (its columns named ``features``)."""
+    return _fit([e.x for e in examples], [e.y for e in examples], list(features), seed, rounds, params)
 
 
 def _fit(xs: Sequence[np.ndarray], ys: Sequence[np.ndarray], names: list[str],
@@ -245,19 +264,19 @@ def _gate_data(examples: Sequence[Example], scores: Sequence[np.ndarray],
         g.w.append(float(weights.get(e.set, 1.0)))
         short = shortlist(e.cand_keys, s) if len(e.y) else []
         g.short.append(short)
-        g.x.append(gate_rows(e.x, s, short) if short else np.zeros((0, len(FEATURES) + len(GATE_EXTRA))))
+        g.x.append(gate_rows(e.x, s, short) if short else np.zeros((0, e.x.shape[1] + len(GATE_EXTRA))))
         g.y.append(e.y[short] if short else np.zeros(0, dtype=np.float32))
     return g
 
 
 def fit_gate(g: _GateData, idx: Sequence[int], seed: int, rounds: int,
-             params: dict[str, Any] | None = None) -> Any:
+             params: dict[str, Any] | None = None, features: Sequence[str] = BASE_FEATURES) -> Any:
     """The gate: the shortlisted candidates of the messages ``idx``, with out-of-fold ranker scores."""
     idx = [j for j in idx if len(g.y[j])]
     # no weights at all where every message weighs 1: the shipped gate is rebuilt as it was
     weights = None if all(g.w[j] == 1.0 for j in idx) else \
         [np.full(len(g.y[j]), g.w[j], dtype=np.float64) for j in idx]
-    return _fit([g.x[j] for j in idx], [g.y[j] for j in idx], [*FEATURES, *GATE_EXTRA], seed, rounds,
+    return _fit([g.x[j] for j in idx], [g.y[j] for j in idx], [*features, *GATE_EXTRA], seed, rounds,
                 params, weights)
 
 
@@ -384,7 +403,8 @@ class _Folded:
 
 
 def _fit_folds(examples: Sequence[Example], folds: int, seed: int, rounds: int,
-               params: dict[str, Any] | None = None, gate_weights: Mapping[str, float] | None = None) -> _Folded:
+               params: dict[str, Any] | None = None, gate_weights: Mapping[str, float] | None = None,
+               features: Sequence[str] = BASE_FEATURES) -> _Folded:
     fold_of = [_fold(e.conversation, folds) for e in examples]
     oof: list[np.ndarray] = [np.zeros(len(e.y)) for e in examples]
     rankers: dict[int, Any] = {}
@@ -393,7 +413,7 @@ def _fit_folds(examples: Sequence[Example], folds: int, seed: int, rounds: int,
         train_part = [e for e, f in zip(examples, fold_of, strict=True) if f != k and len(e.y)]
         if not train_part or not any(e.y.any() for e in train_part):
             continue
-        model = rankers[k] = fit(train_part, seed, rounds, params)
+        model = rankers[k] = fit(train_part, seed, rounds, params, features)
         for j, (e, f) in enumerate(zip(examples, fold_of, strict=True)):
             if f == k and len(e.y):
                 oof[j] = np.asarray(model.predict(e.x), dtype=np.float64)
@@ -404,12 +424,20 @@ def _fit_folds(examples: Sequence[Example], folds: int, seed: int, rounds: int,
         train_idx = [j for j, f in enumerate(fold_of) if f != k and len(g.y[j])]
         if not train_idx or not any(g.y[j].any() for j in train_idx):
             continue
-        gm = gates[k] = fit_gate(g, train_idx, seed, rounds, params)
+        gm = gates[k] = fit_gate(g, train_idx, seed, rounds, params, features)
         for j, f in enumerate(fold_of):
             if f == k and len(g.y[j]):
                 gate_oof[j] = np.asarray(gm.predict(g.x[j]), dtype=np.float64)
     return _Folded(rankers, gates, oof, g, gate_oof)
 
+
+
+def _columns(examples: Sequence[Example], have: Sequence[str], keep: Sequence[str]) -> list[Example]:
+    """``examples`` (columns ``have``) with only the columns ``keep``."""
+    if list(have) == list(keep):
+        return list(examples)
+    idx = np.asarray([list(have).index(f) for f in keep], dtype=np.intp)
+    return [dataclasses.replace(e, x=e.x[:, idx]) for e in examples]
 
 
 def _auc(y: np.ndarray, s: np.ndarray) -> float:
@@ -431,7 +459,8 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
                    nn_rewrites: bool = NN_READS_REWRITES,
                    fold_taggers: Mapping[int, NeuralTagger] | None = None,
                    own_histories: bool = OWN_HISTORIES,
-                   gate_weights: Mapping[str, float] | None = None) -> TrainReport:
+                   gate_weights: Mapping[str, float] | None = None,
+                   latent: LatentMode = LATENT_STATE) -> TrainReport:
     """Build the examples, choose the threshold out of fold, fit on everything, write ``out``.
 
     ``items`` replaces the public sets (a test trains on a fixture); ``limit`` keeps the
@@ -440,8 +469,15 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
     leaves than the public sets); ``fold_taggers`` (one per fold, :mod:`._neural_dev`) stand
     in for the shipped tagger when that one was fine-tuned on these sets; ``own_histories``
     adds :func:`own_history_items`' examples (module docstring); ``gate_weights`` replace
-    :data:`GATE_SET_WEIGHTS`.
+    :data:`GATE_SET_WEIGHTS`; ``latent`` adds the session's latent subject to the features
+    (:data:`LATENT_STATE`).
     """
+    if latent not in ("none", "all", "own"):
+        raise ValueError(f"latent must be 'none', 'all' or 'own', got {latent!r}")
+    if latent == "own" and not own_histories:
+        raise ValueError("latent='own' gives the latent subject to the own-history examples: "
+                         "it needs own_histories")
+    features = BASE_FEATURES if latent == "none" else FEATURES
     gate_weights = dict(GATE_SET_WEIGHTS if gate_weights is None else gate_weights)
     from rich.progress import Progress
 
@@ -459,28 +495,43 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
                 progress.advance(task, k)
 
             examples.extend(build_examples(its, name, embedder, advance, tagger, nn_rewrites,
-                                           fold_taggers, folds))
+                                           fold_taggers, folds, features=features))
             embedder.save()
     examples = [e for e in examples if len(e.y)] + [e for e in examples if not len(e.y)]
-    folded = _fit_folds(examples, folds, seed, rounds, params, gate_weights)
+    # stage 1 is the shipped configuration: the columns of a model without the session state
+    folded = _fit_folds(_columns(examples, features, BASE_FEATURES), folds, seed, rounds, params, gate_weights)
     own_examples: list[Example] = []
-    if own_histories and folded.rankers and folded.gates:
-        first = sweep(examples, folded.g, folded.gate_oof)
+    latent_cap: int | None = None
+    if (own_histories or latent != "none") and folded.rankers and folded.gates:
+        # stage 1 (the models without the session's own evidence) replays every conversation
+        first = sweep(examples, folded.g, folded.gate_oof)  # sweep reads no column
         cap = max(first, key=lambda r: (r["objective"], -r["max_carried"], r["threshold"]))["max_carried"]
         with Progress(console=console, transient=False) as progress:
-            task = progress.add_task("replaying with the fold models (own histories)",
+            task = progress.add_task("replaying with the fold models",
                                      total=sum(len(v) for v in loaded.values()))
-            own = own_history_items(loaded, folded.rankers, folded.gates, folds, cap, embedder, nn_rewrites,
-                                    OWN_HISTORY_PAIR,
-                                    fold_taggers, advance=lambda k: progress.advance(task, k))
-            for name, its in own.items():
-                own_examples.extend(build_examples(its, name, embedder, None, tagger, nn_rewrites,
-                                                   fold_taggers, folds, history="own"))
+            replays = replayed(loaded, folded.rankers, folded.gates, folds, cap, embedder, nn_rewrites,
+                            OWN_HISTORY_PAIR, fold_taggers, advance=lambda k: progress.advance(task, k))
+            if latent != "none":
+                latent_cap = cap
+            if latent == "all":
+                # every example again, its earlier turns holding the latent subjects the
+                # session left for them (the human rewrites stay)
+                examples = []
+                for name, run in replays.items():
+                    examples.extend(build_examples(session_items(run, own=False, latent=True), name, embedder,
+                                                   None, tagger, nn_rewrites, fold_taggers, folds,
+                                                   features=features))
+            if own_histories:
+                for name, run in replays.items():
+                    own_examples.extend(build_examples(session_items(run, own=True, latent=latent != "none"), name,
+                                                       embedder, None, tagger, nn_rewrites, fold_taggers, folds,
+                                                       history="own", features=features))
         embedder.save()
         own_examples = [e for e in own_examples if len(e.y)]
         human = examples
         examples = [e for e in human if len(e.y)] + own_examples + [e for e in human if not len(e.y)]
-        folded = _fit_folds(examples, folds, seed, rounds, params, gate_weights)
+        # stage 2: the models that read it
+        folded = _fit_folds(examples, folds, seed, rounds, params, gate_weights, features)
     trainable = [e for e in examples if len(e.y)]
     rankers, gates, oof, g, gate_oof = folded.rankers, folded.gates, folded.oof, folded.g, folded.gate_oof
     # the out-of-fold figures (the sweep's cap, the AUC) are read on the human-history examples,
@@ -502,15 +553,15 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
         runs = [_calibrate(loaded, rankers, gates, folds, best["max_carried"], embedder, console, nn_rewrites,
                            fold_taggers)]
         for extra in range(1, CALIBRATION_SEEDS):
-            more = _fit_folds(examples, folds, seed + extra, rounds, params, gate_weights)
+            more = _fit_folds(examples, folds, seed + extra, rounds, params, gate_weights, features)
             if more.rankers and more.gates:
                 runs.append(_calibrate(loaded, more.rankers, more.gates, folds, best["max_carried"],
                                        embedder, console, nn_rewrites, fold_taggers))
         calibration = _mean_rows(runs)
         slot_threshold, threshold = _best_pair(calibration)
-    model = fit(trainable, seed, rounds, params)
-    gate_model = fit_gate(g, range(len(examples)), seed, rounds, params)
-    meta = {"format": "turnscope-resolver/2", "features": list(FEATURES), "gate_extra": list(GATE_EXTRA),
+    model = fit(trainable, seed, rounds, params, features)
+    gate_model = fit_gate(g, range(len(examples)), seed, rounds, params, features)
+    meta = {"format": "turnscope-resolver/2", "features": list(features), "gate_extra": list(GATE_EXTRA),
             "nn_reads_rewrites": nn_rewrites,
             "seed": seed,
             "threshold": threshold, "slot_threshold": slot_threshold, "max_carried": best["max_carried"],
@@ -519,6 +570,8 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
             "fold_taggers": fold_taggers is not None, "gate_set_weights": gate_weights,
             "own_histories": {"examples": len(own_examples), "pair": list(OWN_HISTORY_PAIR)}
             if own_examples else None,
+            **({"latent_state": {"examples": latent, "pair": list(OWN_HISTORY_PAIR), "max_carried": latent_cap}}
+               if latent_cap is not None else {}),
             "objective": f"coverage - {CONTAMINATION_WEIGHT} * contamination, mean over sets, out of fold",
             "oof": best["sets"], "auc_oof": auc, "params": {**PARAMS, **(params or {})}, "rounds": rounds}
     out.parent.mkdir(parents=True, exist_ok=True)

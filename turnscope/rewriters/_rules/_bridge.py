@@ -10,7 +10,7 @@ from turnscope._exceptions import ConfigError
 from turnscope.conversation import ConversationState, Role
 from turnscope.references import Cue, ReferenceClass
 from turnscope.resolver import Resolver, default_resolver
-from turnscope.resolver._ranker import history_of, session_shift
+from turnscope.resolver._ranker import history_of, remember_latent, session_shift
 from turnscope.rewriters._base import RewriteRequest
 from turnscope.rewriters._rules._base import RuleBase
 from turnscope.rewriters._rules._deixis import Substitution, locative_there, possessive_pronoun
@@ -89,6 +89,8 @@ class ResolverBridge(RuleBase):
             return None
         shift = session_shift(state, msg.index, msg.text, resolver)
         res = resolver.resolve(text, history_of(state), shift=shift)
+        # what this turn was probably about, carried or not: the next turns read it
+        remember_latent(state, msg.index, res)
         trace["resolver"] = res.trace()
         trace["shift_probability"] = round(shift, 4)
         return res.query, res.carried

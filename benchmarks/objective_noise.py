@@ -1,0 +1,118 @@
+"""How much the development objective moves with the fold models' seed alone.
+
+    python benchmarks/objective_noise.py [--seeds 13,14,15,16,17,18] [--save FILE.json] [--png FILE.png]
+
+The rule that decides whether a resolver candidate earns a look at a check set compares its
+calibration objective (coverage - 2 x contamination, mean over the three development sets,
+each conversation replayed in sessions by the fold models that never saw it; two seeds
+averaged) with the shipped one's. This benchmark fits the *shipped configuration* at each
+seed (nothing else changes: same examples, same settings), replays every development
+conversation (CANARD: 150 dialogues, as the calibration reads it) at the shipped threshold
+pair and cap, and prints each seed's figures, the spread of one seed's objective, and that of
+a two-seed mean (what the rule compares). A candidate whose two-seed objective differs from
+the shipped one by less than about two such spreads is not told apart by the rule. No check
+set is read. The examples are those of ``benchmarks/gate_learning_curve.py`` (cached in
+``$TURNSCOPE_CACHE/gate-examples.pkl``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+import turnscope.resolver._train as T
+from turnscope.resolver import default_resolver
+from turnscope.resolver._embedcache import CachedEmbedder
+from turnscope.retrieval._cache import default_cache_dir
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gate_learning_curve import examples  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", default="13,14,15,16,17,18")
+    ap.add_argument("--save", type=Path)
+    ap.add_argument("--png", type=Path)
+    args = ap.parse_args()
+    console = Console()
+    seeds = [int(s) for s in args.seeds.split(",")]
+    if len(seeds) < 2:
+        raise SystemExit("--seeds needs at least two seeds to measure a spread")
+    shipped = default_resolver()
+    pair = (shipped.slot_threshold, shipped.threshold)
+    cap = shipped.max_carried
+    exs = examples(console)
+    loaded = {name: load(None) for name, load in T.TRAINING_SETS.items()}
+    embedder = CachedEmbedder(disk=default_cache_dir() / "resolver-embeddings.npz")
+    rows: list[dict[str, Any]] = []
+    with Progress(console=console) as progress:
+        task = progress.add_task("seeds (fit the folds, replay the sessions)", total=len(seeds))
+        for seed in seeds:
+            folded = T._fit_folds(exs, T.DEFAULT_FOLDS, seed, T.DEFAULT_ROUNDS)
+            row = T._calibrate(loaded, folded.rankers, folded.gates, T.DEFAULT_FOLDS, cap, embedder,
+                               Console(stderr=True, quiet=True), T.NN_READS_REWRITES, pairs=[pair])[0]
+            rows.append({"seed": seed, **row})
+            progress.advance(task)
+    objectives = [r["objective"] for r in rows]
+    sd = statistics.stdev(objectives)
+    summary = {"pair": list(pair), "max_carried": cap, "seeds": seeds, "mean": statistics.fmean(objectives),
+               "sd_one_seed": sd, "sd_two_seed_mean": sd / 2 ** 0.5,
+               "min": min(objectives), "max": max(objectives), "rows": rows}
+    sets = list(T.TRAINING_SETS)
+    table = Table(title=f"shipped configuration at {pair}, cap {cap}: development replay per seed")
+    table.add_column("seed", justify="right")
+    table.add_column("objective", justify="right")
+    for name in sets:
+        table.add_column(f"{name} cov / con", justify="right")
+    for r in rows:
+        table.add_row(str(r["seed"]), f"{r['objective']:.4f}",
+                      *(f"{r['sets'][n]['coverage']:.3f} / {r['sets'][n]['contamination']:.3f}" for n in sets))
+    console.print(table)
+    console.print(f"mean {summary['mean']:.4f}, range {summary['min']:.4f} - {summary['max']:.4f}; "
+                  f"sd of one seed {sd:.4f}, of a two-seed mean {summary['sd_two_seed_mean']:.4f}")
+    if args.save:
+        args.save.write_text(json.dumps(summary, indent=1) + "\n")
+    if args.png:
+        draw(summary, sets, args.png)
+
+
+def draw(summary: dict[str, Any], sets: list[str], png: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = summary["rows"]
+    fig, axes = plt.subplots(1, len(sets) + 1, figsize=(4.4 * (len(sets) + 1), 4))
+    ax = axes[0]
+    ax.scatter([r["seed"] for r in rows], [r["objective"] for r in rows], color="tab:blue")
+    ax.axhline(summary["mean"], color="grey", lw=1)
+    ax.axhspan(summary["mean"] - summary["sd_two_seed_mean"], summary["mean"] + summary["sd_two_seed_mean"],
+               color="grey", alpha=0.2, label="mean +/- sd of a two-seed mean")
+    ax.set_title("objective per seed")
+    ax.set_xlabel("fold-model seed")
+    ax.legend(fontsize=8)
+    for ax, name in zip(axes[1:], sets, strict=True):
+        ax.scatter([r["sets"][name]["contamination"] for r in rows], [r["sets"][name]["coverage"] for r in rows])
+        for r in rows:
+            ax.annotate(str(r["seed"]), (r["sets"][name]["contamination"], r["sets"][name]["coverage"]), fontsize=7)
+        ax.set_title(f"{name}: one dot per seed")
+        ax.set_xlabel("contamination")
+        ax.set_ylabel("coverage")
+        ax.grid(alpha=0.3)
+    fig.suptitle(f"Seed noise of the development objective (shipped configuration, pair {tuple(summary['pair'])})")
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+
+
+if __name__ == "__main__":
+    main()
