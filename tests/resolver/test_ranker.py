@@ -196,3 +196,16 @@ def test_the_shipped_model_reads_no_latent_subject() -> None:
                                (("larynx", 0.99),)), hist[1]]
     a, b = r.resolve("Is it treatable?", hist), r.resolve("Is it treatable?", with_latent)
     assert a == b
+
+
+def test_the_latent_store_keeps_the_opening_and_the_last_turns_only() -> None:
+    from turnscope.conversation import ConversationState
+    from turnscope.resolver._ranker import DEFAULT_HISTORY_TURNS, LATENT_MEMO, Resolution, remember_latent
+
+    state = ConversationState()
+    for index in range(1, 200, 2):
+        remember_latent(state, index, Resolution("q", (), (), 0.8))
+    kept = sorted(state.memo[LATENT_MEMO])
+    assert kept[0] == 1 and kept[-1] == 199
+    assert len(kept) <= DEFAULT_HISTORY_TURNS + 2
+    assert all(k >= 199 - 2 * DEFAULT_HISTORY_TURNS for k in kept[1:])

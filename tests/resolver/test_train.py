@@ -268,3 +268,16 @@ def test_the_own_latent_mode_gives_the_state_to_the_own_history_examples_only(tm
     meta = Resolver.load(out).meta
     assert report.own_examples > 0
     assert meta["features"] == list(FEATURES) and meta["latent_state"]["examples"] == "own"
+
+
+def test_a_second_latent_stage_refits_on_the_state_the_first_refit_left(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="latent_stages must be at least 1, got 0"):
+        train_resolver(None, tmp_path / "x.txt", items={"fixture": _items()}, folds=3, rounds=40, seed=7,
+                       params=TINY_PARAMS, calibrate=False, latent="all", latent_stages=0)
+    one, two = tmp_path / "one.txt", tmp_path / "two.txt"
+    for out, stages in ((one, 1), (two, 2)):
+        train_resolver(None, out, items={"fixture": _items()}, folds=3, rounds=40, seed=7, params=TINY_PARAMS,
+                       calibrate=False, latent="all", latent_stages=stages)
+    assert Resolver.load(two).meta["latent_state"]["stages"] == 2
+    # the second stage learned from other latent subjects: other trees
+    assert one.read_text().partition("\n")[2] != two.read_text().partition("\n")[2]

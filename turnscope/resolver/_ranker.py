@@ -342,7 +342,13 @@ def latent_of(resolution: Resolution) -> tuple[tuple[str, float], ...]:
 def remember_latent(state: Any, index: int, resolution: Resolution) -> None:
     """Keep the latent subject of the message at ``index`` for the turns after it
     (:func:`history_of` hands it on as :attr:`HistoryTurn.latent`)."""
-    state.memo.setdefault(LATENT_MEMO, {})[index] = latent_of(resolution)
+    kept = state.memo.setdefault(LATENT_MEMO, {})
+    kept[index] = latent_of(resolution)
+    # only the opening turn and the last turns are ever read back: the store stays as small
+    # on the thousandth turn as on the tenth
+    horizon = index - 2 * DEFAULT_HISTORY_TURNS
+    for old in [k for k in kept if 1 < k < horizon]:
+        del kept[old]
 
 
 _DEFAULT: Resolver | None = None

@@ -97,6 +97,10 @@ OWN_HISTORIES = False
 #: whose earlier turns are that same replay's rewrites, the human-rewrite examples reading
 #: them as missing; ``"none"``: the shipped models, which read no such column
 LATENT_STATE: LatentMode = "none"
+#: how many times the models are refitted on the state the models before them left: the
+#: first refit reads the state of models that read none, while in a session a model reads
+#: the state it left itself; each further stage replays with the latest models
+LATENT_STAGES = 1
 #: the (slot, other) thresholds of the replay that writes those rewrites: the pair the
 #: calibration chose for the resolver trained on human rewrites only (round 12)
 OWN_HISTORY_PAIR = (0.8, 0.85)
@@ -460,7 +464,7 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
                    fold_taggers: Mapping[int, NeuralTagger] | None = None,
                    own_histories: bool = OWN_HISTORIES,
                    gate_weights: Mapping[str, float] | None = None,
-                   latent: LatentMode = LATENT_STATE) -> TrainReport:
+                   latent: LatentMode = LATENT_STATE, latent_stages: int = LATENT_STAGES) -> TrainReport:
     """Build the examples, choose the threshold out of fold, fit on everything, write ``out``.
 
     ``items`` replaces the public sets (a test trains on a fixture); ``limit`` keeps the
@@ -470,10 +474,12 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
     in for the shipped tagger when that one was fine-tuned on these sets; ``own_histories``
     adds :func:`own_history_items`' examples (module docstring); ``gate_weights`` replace
     :data:`GATE_SET_WEIGHTS`; ``latent`` adds the session's latent subject to the features
-    (:data:`LATENT_STATE`).
+    (:data:`LATENT_STATE`), refitted ``latent_stages`` times (:data:`LATENT_STAGES`).
     """
     if latent not in ("none", "all", "own"):
         raise ValueError(f"latent must be 'none', 'all' or 'own', got {latent!r}")
+    if latent_stages < 1:
+        raise ValueError(f"latent_stages must be at least 1, got {latent_stages}")
     if latent == "own" and not own_histories:
         raise ValueError("latent='own' gives the latent subject to the own-history examples: "
                          "it needs own_histories")
@@ -502,35 +508,35 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
     folded = _fit_folds(_columns(examples, features, BASE_FEATURES), folds, seed, rounds, params, gate_weights)
     own_examples: list[Example] = []
     latent_cap: int | None = None
-    if (own_histories or latent != "none") and folded.rankers and folded.gates:
-        # stage 1 (the models without the session's own evidence) replays every conversation
-        first = sweep(examples, folded.g, folded.gate_oof)  # sweep reads no column
+    human = examples
+    stages = latent_stages if latent != "none" else 1
+    for stage in range(stages if (own_histories or latent != "none") and folded.rankers and folded.gates else 0):
+        # the models of the stage before (stage 1: without the session's own evidence) replay
+        # every conversation; the models refitted on what the sessions left read it
+        at = [j for j, e in enumerate(examples) if e.history == "human"]
+        first = sweep([examples[j] for j in at], folded.g.subset(at), [folded.gate_oof[j] for j in at])
         cap = max(first, key=lambda r: (r["objective"], -r["max_carried"], r["threshold"]))["max_carried"]
         with Progress(console=console, transient=False) as progress:
-            task = progress.add_task("replaying with the fold models",
+            task = progress.add_task(f"replaying with the fold models (stage {stage + 1} of {stages})",
                                      total=sum(len(v) for v in loaded.values()))
+            def advance(k: int, task: Any = task) -> None:
+                progress.advance(task, k)
+
             replays = replayed(loaded, folded.rankers, folded.gates, folds, cap, embedder, nn_rewrites,
-                            OWN_HISTORY_PAIR, fold_taggers, advance=lambda k: progress.advance(task, k))
-            if latent != "none":
-                latent_cap = cap
-            if latent == "all":
-                # every example again, its earlier turns holding the latent subjects the
-                # session left for them (the human rewrites stay)
-                examples = []
-                for name, run in replays.items():
-                    examples.extend(build_examples(session_items(run, own=False, latent=True), name, embedder,
-                                                   None, tagger, nn_rewrites, fold_taggers, folds,
-                                                   features=features))
-            if own_histories:
-                for name, run in replays.items():
-                    own_examples.extend(build_examples(session_items(run, own=True, latent=latent != "none"), name,
-                                                       embedder, None, tagger, nn_rewrites, fold_taggers, folds,
-                                                       history="own", features=features))
+                               OWN_HISTORY_PAIR, fold_taggers, advance=advance)
+        latent_cap = cap if latent != "none" else None
+        if latent == "all":
+            # every example again, its earlier turns holding the latent subjects the session
+            # left for them (the human rewrites stay)
+            human = [e for name, run in replays.items()
+                     for e in build_examples(session_items(run, own=False, latent=True), name, embedder, None,
+                                             tagger, nn_rewrites, fold_taggers, folds, features=features)]
+        own_examples = [e for name, run in replays.items() if own_histories
+                        for e in build_examples(session_items(run, own=True, latent=latent != "none"), name,
+                                                embedder, None, tagger, nn_rewrites, fold_taggers, folds,
+                                                history="own", features=features) if len(e.y)]
         embedder.save()
-        own_examples = [e for e in own_examples if len(e.y)]
-        human = examples
         examples = [e for e in human if len(e.y)] + own_examples + [e for e in human if not len(e.y)]
-        # stage 2: the models that read it
         folded = _fit_folds(examples, folds, seed, rounds, params, gate_weights, features)
     trainable = [e for e in examples if len(e.y)]
     rankers, gates, oof, g, gate_oof = folded.rankers, folded.gates, folded.oof, folded.g, folded.gate_oof
@@ -570,7 +576,8 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
             "fold_taggers": fold_taggers is not None, "gate_set_weights": gate_weights,
             "own_histories": {"examples": len(own_examples), "pair": list(OWN_HISTORY_PAIR)}
             if own_examples else None,
-            **({"latent_state": {"examples": latent, "pair": list(OWN_HISTORY_PAIR), "max_carried": latent_cap}}
+            **({"latent_state": {"examples": latent, "stages": latent_stages, "pair": list(OWN_HISTORY_PAIR),
+                                 "max_carried": latent_cap}}
                if latent_cap is not None else {}),
             "objective": f"coverage - {CONTAMINATION_WEIGHT} * contamination, mean over sets, out of fold",
             "oof": best["sets"], "auc_oof": auc, "params": {**PARAMS, **(params or {})}, "rounds": rounds}
