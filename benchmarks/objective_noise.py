@@ -100,7 +100,8 @@ def draw(summary: dict[str, Any], sets: list[str], png: Path) -> None:
                color="grey", alpha=0.2, label="mean +/- sd of a two-seed mean")
     ax.set_title("objective per seed")
     ax.set_xlabel("fold-model seed")
-    ax.legend(fontsize=8)
+    ax.margins(y=0.25)
+    ax.legend(fontsize=8, loc="lower left")
     for ax, name in zip(axes[1:], sets, strict=True):
         ax.scatter([r["sets"][name]["contamination"] for r in rows], [r["sets"][name]["coverage"] for r in rows])
         for r in rows:
