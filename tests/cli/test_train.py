@@ -67,9 +67,10 @@ def test_a_latent_mode_it_cannot_train_names_the_choices(flags: list[str], tmp_p
 
 
 @pytest.mark.parametrize(("flags", "expected"), [
-    ([], {"latent": "none", "own_histories": False}),
+    ([], {"latent": "none", "own_histories": False, "shadow_floor": None}),
     (["--latent", "all"], {"latent": "all", "own_histories": False}),
     (["--own-histories", "--latent", "own"], {"latent": "own", "own_histories": True}),
+    (["--own-histories", "--shadow-floor", "0.5"], {"shadow_floor": 0.5, "own_histories": True}),
 ])
 def test_the_latent_mode_reaches_the_resolver_training(flags: list[str], expected: dict[str, object],
                                                        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -87,3 +88,11 @@ def test_the_latent_mode_reaches_the_resolver_training(flags: list[str], expecte
     assert result.exit_code == 1
     assert "stopped before any training" in result.output
     assert {k: seen[k] for k in expected} == expected
+
+
+def test_a_shadow_floor_without_own_histories_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "resolver.txt"
+    result = runner.invoke(app, ["train", "--only", "resolver", "--output", str(out), "--shadow-floor", "0.5"])
+    assert result.exit_code == 2
+    assert "needs --own-histories" in result.output
+    assert not out.exists()

@@ -209,3 +209,29 @@ def test_the_latent_store_keeps_the_opening_and_the_last_turns_only() -> None:
     assert kept[0] == 1 and kept[-1] == 199
     assert len(kept) <= DEFAULT_HISTORY_TURNS + 2
     assert all(k >= 199 - 2 * DEFAULT_HISTORY_TURNS for k in kept[1:])
+
+
+def test_a_shadow_rewrite_keeps_the_subject_for_later_turns_only() -> None:
+    from turnscope.resolver._ranker import history_of, shadow_rewrite
+
+    latent = (("throat cancer", 0.6), ("larynx", 0.3))
+    assert shadow_rewrite("Is it treatable?", "Is it treatable?", latent, 0.5) == "Is throat cancer treatable?"
+    # below the floor, no floor, a turn the resolver rewrote, nothing shortlisted: the query
+    assert shadow_rewrite("Is it treatable?", "Is it treatable?", latent, 0.7) == "Is it treatable?"
+    assert shadow_rewrite("Is it treatable?", "Is it treatable?", latent, None) == "Is it treatable?"
+    assert shadow_rewrite("Is it treatable?", "Is lung cancer treatable?", latent, 0.5) == "Is lung cancer treatable?"
+    assert shadow_rewrite("Is it treatable?", "Is it treatable?", (), 0.5) == "Is it treatable?"
+    # a phrase the pronoun cannot take is not carried in the shadow either
+    assert shadow_rewrite("Did he plead guilty?", "Did he plead guilty?", (("controversy", 0.9),), 0.5) \
+        == "Did he plead guilty?"
+
+    s = Session()
+    s.user("What is throat cancer?")
+    s.assistant("Throat cancer is cancer of the pharynx or larynx.")
+    res = s.user("Is it treatable?")
+    top = res.trace["resolver"]["candidates"][0]  # type: ignore[index]
+    plain = {t.index: t.rewrite for t in history_of(s.state)}
+    shadowed = {t.index: t.rewrite for t in history_of(s.state, shadow_floor=0.01)}
+    assert plain[res.turn] == res.query
+    expected = shadow_rewrite("Is it treatable?", res.query, ((top["text"], top["score"]),), 0.01)
+    assert shadowed[res.turn] == expected

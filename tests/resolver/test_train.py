@@ -9,12 +9,11 @@ import pytest
 
 from turnscope.datasets._cast import _convert, _Turn
 from turnscope.resolver import HistoryTurn, Resolver
+from turnscope.resolver._calibration import CALIBRATION_PAIRS, CALIBRATION_SEEDS
 from turnscope.resolver._features import BASE_FEATURES, FEATURES, LATENT_FEATURES
 from turnscope.resolver._ranker import GATE_SEPARATOR
 from turnscope.resolver._replay import latent_of_result, own_history_items, replayed, session_items, with_rewrites
 from turnscope.resolver._train import (
-    CALIBRATION_PAIRS,
-    CALIBRATION_SEEDS,
     GATE_SET_WEIGHTS,
     OWN_HISTORY_PAIR,
     train_resolver,
@@ -281,3 +280,34 @@ def test_a_second_latent_stage_refits_on_the_state_the_first_refit_left(tmp_path
     assert Resolver.load(two).meta["latent_state"]["stages"] == 2
     # the second stage learned from other latent subjects: other trees
     assert one.read_text().partition("\n")[2] != two.read_text().partition("\n")[2]
+
+
+def test_shadow_rewrites_reach_the_own_history_examples_and_the_model(tmp_path: Path,
+                                                                      trained: tuple[Path, Any]) -> None:
+    from turnscope.resolver._ranker import shadow_rewrite
+
+    for bad in (0.0, 1.5):
+        with pytest.raises(ValueError, match="shadow_floor must be in"):
+            train_resolver(None, tmp_path / "x.txt", items={"fixture": _items()}, folds=3, rounds=40, seed=7,
+                           params=TINY_PARAMS, calibrate=False, own_histories=True, shadow_floor=bad)
+    with pytest.raises(ValueError, match="needs own_histories"):
+        train_resolver(None, tmp_path / "x.txt", items={"fixture": _items()}, folds=3, rounds=40, seed=7,
+                       params=TINY_PARAMS, calibrate=False, shadow_floor=0.5)
+    path, _ = trained
+    r = Resolver.load(path)
+    items = _items()
+    run = replayed({"fixture": items}, {0: r._booster}, {0: r._gate}, 1, r.max_carried, r.embedder,
+                   r.nn_rewrites, (r.slot_threshold, r.threshold))["fixture"]
+    _, results = run
+    # low: the fixture's standalone questions (left as they were) still shortlist a phrase
+    # the tiny gate scores a few hundredths
+    floor = 0.03
+    shadows = [shadow_rewrite(it["follow_up"], res.query, latent_of_result(res), floor)
+               for it, res in zip(items, results, strict=True)]
+    assert any(s != res.query for s, res in zip(shadows, results, strict=True))
+    assert session_items(run, own=True, latent=False, shadow_floor=floor) == with_rewrites(items, shadows)
+    out = tmp_path / "shadow.txt"
+    train_resolver(None, out, items={"fixture": _items()}, folds=3, rounds=40, seed=7, params=TINY_PARAMS,
+                   calibrate=False, own_histories=True, shadow_floor=0.5)
+    assert Resolver.load(out).shadow_floor == 0.5
+    assert Resolver.load(path).shadow_floor is None and "shadow_floor" not in Resolver.load(path).meta

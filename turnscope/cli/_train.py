@@ -56,6 +56,10 @@ def train(
         help="The session's latent subject as resolver features (docs/neural.md, round 16: measured, "
              "not shipped): 'none', 'all' (every example reads it) or 'own' (the own-history "
              "examples only; needs --own-histories).")] = "none",
+    shadow_floor: Annotated[float | None, typer.Option(
+        help="Later turns read a turn the resolver left unchanged as if its best phrase had been "
+             "carried when the gate gave it at least this (docs/neural.md, round 16: measured, not "
+             "shipped; needs --own-histories).", min=0.0, max=1.0)] = None,
     gate_cast_weight: Annotated[float, typer.Option(
         help="Weight of each CAsT message against a CANARD one in the resolver gate's loss "
              "(docs/neural.md, round 14: 3 measured, not shipped).", min=0.0)] = 1.0,
@@ -77,6 +81,10 @@ def train(
     if latent not in ("none", "all", "own") or (latent == "own" and not own_histories):
         console.print(f"error: --latent must be none, all or own (own with --own-histories), got {latent!r}",
                       markup=False, highlight=False)
+        raise typer.Exit(2)
+    if shadow_floor is not None and not (own_histories and shadow_floor > 0):
+        console.print("error: --shadow-floor must be above 0 and needs --own-histories (the gate learns to "
+                      "read shadow rewrites from them)", markup=False, highlight=False)
         raise typer.Exit(2)
     if only in ("all", "shift"):
         from turnscope.resolver import _shift
@@ -109,7 +117,7 @@ def train(
         taggers = fold_taggers(PACKAGE_MODELS / "neural", DEFAULT_FOLDS)
         report = train_resolver(data_root, output, seed=seed, limit=limit or None, cache=cache_path,
                                 console=console, fold_taggers=taggers, own_histories=own_histories,
-                                latent=cast("LatentMode", latent),
+                                latent=cast("LatentMode", latent), shadow_floor=shadow_floor,
                                 gate_weights=None if gate_cast_weight == 1.0 else
                                 {"cast19": gate_cast_weight, "cast21dev": gate_cast_weight})
     except TurnscopeError as exc:

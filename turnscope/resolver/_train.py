@@ -44,6 +44,13 @@ import numpy as np
 
 from turnscope._matching import check_terms
 from turnscope.datasets import load_canard, load_cast
+from turnscope.resolver._calibration import (
+    CALIBRATION_SEEDS,
+    CONTAMINATION_WEIGHT,
+    _best_pair,
+    _calibrate,
+    _mean_rows,
+)
 from turnscope.resolver._candidates import HistoryTurn, candidates, key_of
 from turnscope.resolver._embedcache import CachedEmbedder
 from turnscope.resolver._features import BASE_FEATURES, FEATURES, featurize
@@ -59,7 +66,7 @@ from turnscope.resolver._ranker import (
     tagger_view,
 )
 from turnscope.resolver._realize import realize
-from turnscope.resolver._replay import conversation_of, fold_of, fold_resolver, replayed, session_items
+from turnscope.resolver._replay import fold_of, replayed, session_items
 from turnscope.resolver._shift import history_shift_probability
 
 __all__ = ["DEFAULT_SEED", "TRAINING_SETS", "Example", "TrainReport", "build_examples", "fit",
@@ -72,8 +79,6 @@ LatentMode = Literal["none", "all", "own"]
 #: session-replay objective on the development sets (fold models, two seeds) was 0.226 with,
 #: 0.223 reading the raw turns, against 0.206 for the resolver without the tagger
 NN_READS_REWRITES = True
-#: a wrong word costs this many missing words (precision first)
-CONTAMINATION_WEIGHT = 2.0
 DEFAULT_FOLDS = 5
 #: how much each message of a set weighs in the *gate's* loss (a set not named: 1). None
 #: named: every message weighs the same. Measured in round 14 (docs/neural.md) and not
@@ -101,6 +106,10 @@ LATENT_STATE: LatentMode = "none"
 #: first refit reads the state of models that read none, while in a session a model reads
 #: the state it left itself; each further stage replays with the latest models
 LATENT_STAGES = 1
+#: later turns read a turn the resolver left unchanged as if its best phrase had been carried
+#: when the gate gave it at least this (``_ranker.shadow_rewrite``; round 16, measured, not
+#: shipped: None, every turn read as the user's query)
+SHADOW_FLOOR: float | None = None
 #: the (slot, other) thresholds of the replay that writes those rewrites: the pair the
 #: calibration chose for the resolver trained on human rewrites only (round 12)
 OWN_HISTORY_PAIR = (0.8, 0.85)
@@ -303,98 +312,6 @@ def sweep(examples: Sequence[Example], g: _GateData, gate: Sequence[np.ndarray])
     return rows
 
 
-#: gate threshold pairs tried in the session replay: (messages with a pronoun slot, other
-#: messages). A slot is filled where the grammar puts the phrase; without one the phrase is
-#: appended to a message that is more often complete as it is. In session replay on the
-#: development sets (fold models, 200 CANARD dialogues) the pair (0.7, 0.85) gave an
-#: objective of 0.207 / 0.217 (seeds 13 / 7) against 0.194 / 0.194 for 0.8 on every message
-CALIBRATION_PAIRS: tuple[tuple[float, float], ...] = tuple(
-    (slot, other) for slot in (0.5, 0.6, 0.7, 0.8) for other in (0.75, 0.8, 0.85, 0.9) if slot <= other)
-#: CANARD dialogues the replay reads (every item of each; the other sets are read whole).
-#: With 40 the objective swung by more than the differences it was asked to decide
-CALIBRATION_CONVERSATIONS = 150
-
-
-#: fold-model seeds (``seed``, ``seed + 1``, ...) whose session replays are averaged to
-#: choose the thresholds. With one, the pairs (0.6, 0.85) and (0.7, 0.85) traded places
-#: between seeds 13 and 7 (0.209 / 0.196 and 0.207 / 0.217)
-CALIBRATION_SEEDS = 2
-
-
-def _mean_rows(runs: Sequence[list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    """Calibration rows of several seeds, each pair's objective and figures averaged."""
-    out = []
-    for rows in zip(*runs, strict=True):
-        first = rows[0]
-        sets = {name: {k: float(np.mean([r["sets"][name][k] for r in rows])) for k in first["sets"][name]}
-                for name in first["sets"]}
-        out.append({"threshold": first["threshold"], "slot_threshold": first["slot_threshold"],
-                    "objective": float(np.mean([r["objective"] for r in rows])),
-                    "objectives": [r["objective"] for r in rows], "sets": sets})
-    return out
-
-
-def _calibrate(loaded: dict[str, list[dict[str, Any]]], rankers: dict[int, Any], gates: dict[int, Any],
-               folds: int, max_carried: int, embedder: CachedEmbedder,
-               console: Any, nn_rewrites: bool = False,
-               fold_taggers: Mapping[int, NeuralTagger] | None = None,
-               pairs: Sequence[tuple[float, float]] = CALIBRATION_PAIRS) -> list[dict[str, Any]]:
-    """One row per threshold pair (slot, other) of ``pairs``, judged where
-    the pair acts: a session replaying whole conversations, whose earlier rewrites feed the
-    later ones (the out-of-fold sweep reads the human rewrites of earlier turns instead, so
-    it cannot see how errors or gains chain). Each conversation is replayed by the fold
-    models that never saw it; :func:`_best_pair` chooses."""
-    from rich.progress import Progress
-
-    from turnscope._items import replay_conversations
-    from turnscope._session import Session
-
-    subsets: dict[str, list[dict[str, Any]]] = {}
-    for name, its in loaded.items():
-        convs = list(dict.fromkeys(conversation_of(it) for it in its))
-        keep = set(convs[:CALIBRATION_CONVERSATIONS]) if name == "canard" else set(convs)
-        subsets[name] = [it for it in its if conversation_of(it) in keep]
-    rows: list[dict[str, Any]] = []
-    total = len(pairs) * sum(len(v) for v in subsets.values())
-    with Progress(console=console) as progress:
-        task = progress.add_task("calibrating in session replay", total=total)
-        for slot, t in pairs:
-            figs: dict[str, dict[str, float]] = {}
-            for name, its in subsets.items():
-                cov = con = n = 0
-                for k in range(folds):
-                    part = [it for it in its if _fold(conversation_of(it), folds) == k]
-                    if not part or k not in rankers:
-                        continue
-                    resolver = fold_resolver(rankers[k], gates[k], (slot, t), max_carried, embedder,
-                                              nn_rewrites,
-                                              fold_taggers[k] if fold_taggers is not None else None)
-                    def session(r: Any = resolver) -> Session:
-                        return Session(resolver=r)
-
-                    results = replay_conversations(part, session, lambda j: progress.advance(task, j))
-                    for it, res in zip(part, results, strict=True):
-                        if not it["prefix"]:
-                            continue
-                        c = check_terms(res.query, it["required_in_rewrite"], it["forbidden_in_rewrite"])
-                        cov += c.covered
-                        con += c.contaminated
-                        n += 1
-                figs[name] = {"coverage": cov / max(n, 1), "contamination": con / max(n, 1)}
-            objective = float(np.mean([f["coverage"] - CONTAMINATION_WEIGHT * f["contamination"]
-                                       for f in figs.values()]))
-            rows.append({"threshold": t, "slot_threshold": slot, "objective": objective, "sets": figs})
-    return rows
-
-
-def _best_pair(rows: Sequence[dict[str, Any]]) -> tuple[float, float]:
-    """The (slot, other) thresholds of the best calibration row; ties go to the higher
-    thresholds (precision first)."""
-    best = max(rows, key=lambda r: (r["objective"], r["threshold"], r["slot_threshold"]))
-    return float(best["slot_threshold"]), float(best["threshold"])
-
-
-
 @dataclass
 class _Folded:
     """Models fitted with one fold held out, and their out-of-fold predictions."""
@@ -464,7 +381,8 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
                    fold_taggers: Mapping[int, NeuralTagger] | None = None,
                    own_histories: bool = OWN_HISTORIES,
                    gate_weights: Mapping[str, float] | None = None,
-                   latent: LatentMode = LATENT_STATE, latent_stages: int = LATENT_STAGES) -> TrainReport:
+                   latent: LatentMode = LATENT_STATE, latent_stages: int = LATENT_STAGES,
+                   shadow_floor: float | None = SHADOW_FLOOR) -> TrainReport:
     """Build the examples, choose the threshold out of fold, fit on everything, write ``out``.
 
     ``items`` replaces the public sets (a test trains on a fixture); ``limit`` keeps the
@@ -474,12 +392,16 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
     in for the shipped tagger when that one was fine-tuned on these sets; ``own_histories``
     adds :func:`own_history_items`' examples (module docstring); ``gate_weights`` replace
     :data:`GATE_SET_WEIGHTS`; ``latent`` adds the session's latent subject to the features
-    (:data:`LATENT_STATE`), refitted ``latent_stages`` times (:data:`LATENT_STAGES`).
+    (:data:`LATENT_STATE`), refitted ``latent_stages`` times (:data:`LATENT_STAGES`);
+    ``shadow_floor`` makes later turns read shadow rewrites (:data:`SHADOW_FLOOR`).
     """
     if latent not in ("none", "all", "own"):
         raise ValueError(f"latent must be 'none', 'all' or 'own', got {latent!r}")
     if latent_stages < 1:
         raise ValueError(f"latent_stages must be at least 1, got {latent_stages}")
+    if shadow_floor is not None and not (own_histories and 0.0 < shadow_floor <= 1.0):
+        raise ValueError(f"shadow_floor must be in (0, 1] and needs own_histories (the gate learns to read "
+                         f"shadow rewrites from them), got {shadow_floor!r}")
     if latent == "own" and not own_histories:
         raise ValueError("latent='own' gives the latent subject to the own-history examples: "
                          "it needs own_histories")
@@ -532,7 +454,8 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
                      for e in build_examples(session_items(run, own=False, latent=True), name, embedder, None,
                                              tagger, nn_rewrites, fold_taggers, folds, features=features)]
         own_examples = [e for name, run in replays.items() if own_histories
-                        for e in build_examples(session_items(run, own=True, latent=latent != "none"), name,
+                        for e in build_examples(session_items(run, own=True, latent=latent != "none",
+                                                              shadow_floor=shadow_floor), name,
                                                 embedder, None, tagger, nn_rewrites, fold_taggers, folds,
                                                 history="own", features=features) if len(e.y)]
         embedder.save()
@@ -557,12 +480,12 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
         # the replay of one seed's fold models decides pairs a few thousandths apart, less
         # than what another seed moves them: each pair is judged by the mean over seeds
         runs = [_calibrate(loaded, rankers, gates, folds, best["max_carried"], embedder, console, nn_rewrites,
-                           fold_taggers)]
+                           fold_taggers, shadow_floor=shadow_floor)]
         for extra in range(1, CALIBRATION_SEEDS):
             more = _fit_folds(examples, folds, seed + extra, rounds, params, gate_weights, features)
             if more.rankers and more.gates:
                 runs.append(_calibrate(loaded, more.rankers, more.gates, folds, best["max_carried"],
-                                       embedder, console, nn_rewrites, fold_taggers))
+                                       embedder, console, nn_rewrites, fold_taggers, shadow_floor=shadow_floor))
         calibration = _mean_rows(runs)
         slot_threshold, threshold = _best_pair(calibration)
     model = fit(trainable, seed, rounds, params, features)
@@ -576,6 +499,7 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
             "fold_taggers": fold_taggers is not None, "gate_set_weights": gate_weights,
             "own_histories": {"examples": len(own_examples), "pair": list(OWN_HISTORY_PAIR)}
             if own_examples else None,
+            **({"shadow_floor": shadow_floor} if shadow_floor is not None else {}),
             **({"latent_state": {"examples": latent, "stages": latent_stages, "pair": list(OWN_HISTORY_PAIR),
                                  "max_carried": latent_cap}}
                if latent_cap is not None else {}),
