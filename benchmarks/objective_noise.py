@@ -1,6 +1,7 @@
 """How much the development objective moves with the fold models' seed alone.
 
-    python benchmarks/objective_noise.py [--seeds 13,14,15,16,17,18] [--save FILE.json] [--png FILE.png]
+    python benchmarks/objective_noise.py [--seeds 13,14,15,16,17,18] [--config shipped|own-histories]
+        [--paired OTHER.json] [--save FILE.json] [--png FILE.png]
 
 The rule that decides whether a resolver candidate earns a look at a check set compares its
 calibration objective (coverage - 2 x contamination, mean over the three development sets,
@@ -13,6 +14,13 @@ a two-seed mean (what the rule compares). A candidate whose two-seed objective d
 the shipped one by less than about two such spreads is not told apart by the rule. No check
 set is read. The examples are those of ``benchmarks/gate_learning_curve.py`` (cached in
 ``$TURNSCOPE_CACHE/gate-examples.pkl``).
+
+``--config own-histories`` fits round 14's configuration instead (the gate and ranker also learn
+from every conversation as that seed's fold models rewrote it; ``turnscope train --only resolver
+--own-histories`` takes its own examples from the first seed's replay for both calibration
+seeds, this from each seed's own). ``--paired`` reads another run's saved JSON (other seeds
+ignored) and prints the per-seed differences, their mean and spread: the comparison a rule
+should make, since a seed moves both configurations alike in part.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from rich.table import Table
 
 import turnscope.resolver._train as T
 from turnscope.resolver import default_resolver
+from turnscope.resolver._calibration import _calibrate
 from turnscope.resolver._embedcache import CachedEmbedder
 from turnscope.retrieval._cache import default_cache_dir
 
@@ -40,6 +49,8 @@ from gate_learning_curve import examples  # noqa: E402
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", default="13,14,15,16,17,18")
+    ap.add_argument("--config", choices=("shipped", "own-histories"), default="shipped")
+    ap.add_argument("--paired", type=Path, help="another run's --save JSON to compare with, seed by seed")
     ap.add_argument("--save", type=Path)
     ap.add_argument("--png", type=Path)
     args = ap.parse_args()
@@ -58,17 +69,20 @@ def main() -> None:
         task = progress.add_task("seeds (fit the folds, replay the sessions)", total=len(seeds))
         for seed in seeds:
             folded = T._fit_folds(exs, T.DEFAULT_FOLDS, seed, T.DEFAULT_ROUNDS)
-            row = T._calibrate(loaded, folded.rankers, folded.gates, T.DEFAULT_FOLDS, cap, embedder,
+            if args.config == "own-histories":
+                folded = _with_own_histories(exs, folded, seed, loaded, embedder)
+            row = _calibrate(loaded, folded.rankers, folded.gates, T.DEFAULT_FOLDS, cap, embedder,
                                Console(stderr=True, quiet=True), T.NN_READS_REWRITES, pairs=[pair])[0]
             rows.append({"seed": seed, **row})
             progress.advance(task)
     objectives = [r["objective"] for r in rows]
     sd = statistics.stdev(objectives)
-    summary = {"pair": list(pair), "max_carried": cap, "seeds": seeds, "mean": statistics.fmean(objectives),
+    summary = {"config": args.config, "pair": list(pair), "max_carried": cap, "seeds": seeds,
+               "mean": statistics.fmean(objectives),
                "sd_one_seed": sd, "sd_two_seed_mean": sd / 2 ** 0.5,
                "min": min(objectives), "max": max(objectives), "rows": rows}
     sets = list(T.TRAINING_SETS)
-    table = Table(title=f"shipped configuration at {pair}, cap {cap}: development replay per seed")
+    table = Table(title=f"{args.config} configuration at {pair}, cap {cap}: development replay per seed")
     table.add_column("seed", justify="right")
     table.add_column("objective", justify="right")
     for name in sets:
@@ -79,10 +93,46 @@ def main() -> None:
     console.print(table)
     console.print(f"mean {summary['mean']:.4f}, range {summary['min']:.4f} - {summary['max']:.4f}; "
                   f"sd of one seed {sd:.4f}, of a two-seed mean {summary['sd_two_seed_mean']:.4f}")
+    if args.paired:
+        summary["paired"] = paired(summary, json.loads(args.paired.read_text()), console)
     if args.save:
         args.save.write_text(json.dumps(summary, indent=1) + "\n")
     if args.png:
         draw(summary, sets, args.png)
+
+
+def _with_own_histories(exs: list[Any], folded: Any, seed: int, loaded: dict[str, Any],
+                        embedder: CachedEmbedder) -> Any:
+    """Round 14's configuration at ``seed``: the fold models replay every conversation, and
+    the models are refitted on the human-history examples plus those read as they rewrote them."""
+    from turnscope.resolver._neural import default_tagger
+    from turnscope.resolver._replay import replayed, session_items
+
+    first = T.sweep(exs, folded.g, folded.gate_oof)
+    cap = max(first, key=lambda r: (r["objective"], -r["max_carried"], r["threshold"]))["max_carried"]
+    runs = replayed(loaded, folded.rankers, folded.gates, T.DEFAULT_FOLDS, cap, embedder, T.NN_READS_REWRITES,
+                    T.OWN_HISTORY_PAIR)
+    tagger = default_tagger()
+    own = [e for name, run in runs.items()
+           for e in T.build_examples(session_items(run, own=True, latent=False), name, embedder, None, tagger,
+                                     T.NN_READS_REWRITES, history="own") if len(e.y)]
+    return T._fit_folds([*exs, *own], T.DEFAULT_FOLDS, seed, T.DEFAULT_ROUNDS)
+
+
+def paired(summary: dict[str, Any], other: dict[str, Any], console: Console) -> dict[str, Any]:
+    """Seed-by-seed differences (this run minus ``other``) on the seeds both ran."""
+    theirs = {r["seed"]: r["objective"] for r in other["rows"]}
+    diffs = {r["seed"]: r["objective"] - theirs[r["seed"]] for r in summary["rows"] if r["seed"] in theirs}
+    if len(diffs) < 2:
+        raise SystemExit("--paired needs at least two seeds in common")
+    values = list(diffs.values())
+    mean, sd = statistics.fmean(values), statistics.stdev(values)
+    out = {"against": other.get("config", "?"), "differences": diffs, "mean": mean, "sd": sd,
+           "se": sd / len(values) ** 0.5}
+    console.print(f"paired with {out['against']}: mean difference {mean:+.4f} over {len(values)} seeds "
+                  f"(sd {sd:.4f}, standard error {out['se']:.4f}; "
+                  + ", ".join(f"{k}: {v:+.4f}" for k, v in diffs.items()) + ")")
+    return out
 
 
 def draw(summary: dict[str, Any], sets: list[str], png: Path) -> None:
@@ -110,7 +160,8 @@ def draw(summary: dict[str, Any], sets: list[str], png: Path) -> None:
         ax.set_xlabel("contamination")
         ax.set_ylabel("coverage")
         ax.grid(alpha=0.3)
-    fig.suptitle(f"Seed noise of the development objective (shipped configuration, pair {tuple(summary['pair'])})")
+    fig.suptitle(f"Seed noise of the development objective ({summary.get('config', 'shipped')} configuration, "
+                 f"pair {tuple(summary['pair'])})")
     fig.tight_layout()
     fig.savefig(png, dpi=110)
 

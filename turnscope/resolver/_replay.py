@@ -136,10 +136,10 @@ def session_items(replay: tuple[list[dict[str, Any]], list[Any]], *, own: bool,
     them, :func:`~turnscope.resolver._ranker.shadow_rewrite`) and, with ``latent``, each
     carrying the latent subjects the session left (``prefix_latent``). Items of a fold without
     models are kept as they were."""
-    items, results = replay
-    done = [j for j, r in enumerate(results) if r is not None]
     from turnscope.resolver._ranker import shadow_rewrite
 
+    items, results = replay
+    done = [j for j, r in enumerate(results) if r is not None]
     # the queries later turns read (a shadow rewrite where ``shadow_floor`` makes one)
     queries = [shadow_rewrite(items[j]["follow_up"], results[j].query, latent_of_result(results[j]),
                               shadow_floor) for j in done]
