@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from turnscope.cli import _train
 from turnscope.cli._app import app
+from turnscope.resolver._ranker import Shadow
 
 runner = CliRunner()
 
@@ -67,10 +68,12 @@ def test_a_latent_mode_it_cannot_train_names_the_choices(flags: list[str], tmp_p
 
 
 @pytest.mark.parametrize(("flags", "expected"), [
-    ([], {"latent": "none", "own_histories": False, "shadow_floor": None}),
+    ([], {"latent": "none", "own_histories": False, "shadow": None}),
     (["--latent", "all"], {"latent": "all", "own_histories": False}),
     (["--own-histories", "--latent", "own"], {"latent": "own", "own_histories": True}),
-    (["--own-histories", "--shadow-floor", "0.5"], {"shadow_floor": 0.5, "own_histories": True}),
+    (["--own-histories", "--shadow-floor", "0.5"], {"shadow": Shadow(0.5), "own_histories": True}),
+    (["--own-histories", "--shadow-floor", "0.5", "--shadow-slots-only"],
+     {"shadow": Shadow(0.5, slots_only=True), "own_histories": True}),
 ])
 def test_the_latent_mode_reaches_the_resolver_training(flags: list[str], expected: dict[str, object],
                                                        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

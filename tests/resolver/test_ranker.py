@@ -212,18 +212,28 @@ def test_the_latent_store_keeps_the_opening_and_the_last_turns_only() -> None:
 
 
 def test_a_shadow_rewrite_keeps_the_subject_for_later_turns_only() -> None:
-    from turnscope.resolver._ranker import history_of, shadow_rewrite
+    from turnscope.resolver._ranker import Shadow, history_of, shadow_rewrite
 
     latent = (("throat cancer", 0.6), ("larynx", 0.3))
-    assert shadow_rewrite("Is it treatable?", "Is it treatable?", latent, 0.5) == "Is throat cancer treatable?"
-    # below the floor, no floor, a turn the resolver rewrote, nothing shortlisted: the query
-    assert shadow_rewrite("Is it treatable?", "Is it treatable?", latent, 0.7) == "Is it treatable?"
+    half = Shadow(0.5)
+    assert shadow_rewrite("Is it treatable?", "Is it treatable?", latent, half) == "Is throat cancer treatable?"
+    # below the floor, no shadow, a turn the resolver rewrote, nothing shortlisted: the query
+    assert shadow_rewrite("Is it treatable?", "Is it treatable?", latent, Shadow(0.7)) == "Is it treatable?"
     assert shadow_rewrite("Is it treatable?", "Is it treatable?", latent, None) == "Is it treatable?"
-    assert shadow_rewrite("Is it treatable?", "Is lung cancer treatable?", latent, 0.5) == "Is lung cancer treatable?"
-    assert shadow_rewrite("Is it treatable?", "Is it treatable?", (), 0.5) == "Is it treatable?"
+    assert shadow_rewrite("Is it treatable?", "Is lung cancer treatable?", latent, half) == "Is lung cancer treatable?"
+    assert shadow_rewrite("Is it treatable?", "Is it treatable?", (), half) == "Is it treatable?"
     # a phrase the pronoun cannot take is not carried in the shadow either
-    assert shadow_rewrite("Did he plead guilty?", "Did he plead guilty?", (("controversy", 0.9),), 0.5) \
+    assert shadow_rewrite("Did he plead guilty?", "Did he plead guilty?", (("controversy", 0.9),), half) \
         == "Did he plead guilty?"
+    # without a pronoun slot the phrase is appended, unless the shadow is for slots only
+    assert shadow_rewrite("What about the cost?", "What about the cost?", latent, half) != "What about the cost?"
+    assert shadow_rewrite("What about the cost?", "What about the cost?", latent,
+                          Shadow(0.5, slots_only=True)) == "What about the cost?"
+    assert shadow_rewrite("Is it treatable?", "Is it treatable?", latent,
+                          Shadow(0.5, slots_only=True)) == "Is throat cancer treatable?"
+    for bad in (0.0, 1.5):
+        with pytest.raises(ConfigError, match="shadow floor must be in"):
+            Shadow(bad)
 
     s = Session()
     s.user("What is throat cancer?")
@@ -231,7 +241,7 @@ def test_a_shadow_rewrite_keeps_the_subject_for_later_turns_only() -> None:
     res = s.user("Is it treatable?")
     top = res.trace["resolver"]["candidates"][0]  # type: ignore[index]
     plain = {t.index: t.rewrite for t in history_of(s.state)}
-    shadowed = {t.index: t.rewrite for t in history_of(s.state, shadow_floor=0.01)}
+    low = Shadow(0.01)
+    shadowed = {t.index: t.rewrite for t in history_of(s.state, shadow=low)}
     assert plain[res.turn] == res.query
-    expected = shadow_rewrite("Is it treatable?", res.query, ((top["text"], top["score"]),), 0.01)
-    assert shadowed[res.turn] == expected
+    assert shadowed[res.turn] == shadow_rewrite("Is it treatable?", res.query, ((top["text"], top["score"]),), low)

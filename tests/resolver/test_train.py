@@ -284,15 +284,11 @@ def test_a_second_latent_stage_refits_on_the_state_the_first_refit_left(tmp_path
 
 def test_shadow_rewrites_reach_the_own_history_examples_and_the_model(tmp_path: Path,
                                                                       trained: tuple[Path, Any]) -> None:
-    from turnscope.resolver._ranker import shadow_rewrite
+    from turnscope.resolver._ranker import Shadow, shadow_rewrite
 
-    for bad in (0.0, 1.5):
-        with pytest.raises(ValueError, match="shadow_floor must be in"):
-            train_resolver(None, tmp_path / "x.txt", items={"fixture": _items()}, folds=3, rounds=40, seed=7,
-                           params=TINY_PARAMS, calibrate=False, own_histories=True, shadow_floor=bad)
-    with pytest.raises(ValueError, match="needs own_histories"):
+    with pytest.raises(ValueError, match="need own_histories"):
         train_resolver(None, tmp_path / "x.txt", items={"fixture": _items()}, folds=3, rounds=40, seed=7,
-                       params=TINY_PARAMS, calibrate=False, shadow_floor=0.5)
+                       params=TINY_PARAMS, calibrate=False, shadow=Shadow(0.5))
     path, _ = trained
     r = Resolver.load(path)
     items = _items()
@@ -301,13 +297,13 @@ def test_shadow_rewrites_reach_the_own_history_examples_and_the_model(tmp_path: 
     _, results = run
     # low: the fixture's standalone questions (left as they were) still shortlist a phrase
     # the tiny gate scores a few hundredths
-    floor = 0.03
+    floor = Shadow(0.03)
     shadows = [shadow_rewrite(it["follow_up"], res.query, latent_of_result(res), floor)
                for it, res in zip(items, results, strict=True)]
     assert any(s != res.query for s, res in zip(shadows, results, strict=True))
-    assert session_items(run, own=True, latent=False, shadow_floor=floor) == with_rewrites(items, shadows)
+    assert session_items(run, own=True, latent=False, shadow=floor) == with_rewrites(items, shadows)
     out = tmp_path / "shadow.txt"
     train_resolver(None, out, items={"fixture": _items()}, folds=3, rounds=40, seed=7, params=TINY_PARAMS,
-                   calibrate=False, own_histories=True, shadow_floor=0.5)
-    assert Resolver.load(out).shadow_floor == 0.5
-    assert Resolver.load(path).shadow_floor is None and "shadow_floor" not in Resolver.load(path).meta
+                   calibrate=False, own_histories=True, shadow=Shadow(0.5, slots_only=True))
+    assert Resolver.load(out).shadow == Shadow(0.5, slots_only=True)
+    assert Resolver.load(path).shadow is None and "shadow" not in Resolver.load(path).meta

@@ -60,6 +60,9 @@ def train(
         help="Later turns read a turn the resolver left unchanged as if its best phrase had been "
              "carried when the gate gave it at least this (docs/neural.md, round 16: measured, not "
              "shipped; needs --own-histories).", min=0.0, max=1.0)] = None,
+    shadow_slots_only: Annotated[bool, typer.Option(
+        help="With --shadow-floor: write a shadow only for a message with a pronoun slot "
+             "(\"Is it treatable?\").")] = False,
     gate_cast_weight: Annotated[float, typer.Option(
         help="Weight of each CAsT message against a CANARD one in the resolver gate's loss "
              "(docs/neural.md, round 14: 3 measured, not shipped).", min=0.0)] = 1.0,
@@ -70,6 +73,7 @@ def train(
     development sets, with fold taggers for stacking; needs the ``train`` extra), then the
     resolver (CAsT 2019, CANARD, the CAsT 2021 dev half), which reads the detector's
     probability and the tagger's scores."""
+    from turnscope.resolver._ranker import Shadow
     from turnscope.resolver._train import train_resolver
     from turnscope.retrieval._cache import default_cache_dir
 
@@ -117,7 +121,8 @@ def train(
         taggers = fold_taggers(PACKAGE_MODELS / "neural", DEFAULT_FOLDS)
         report = train_resolver(data_root, output, seed=seed, limit=limit or None, cache=cache_path,
                                 console=console, fold_taggers=taggers, own_histories=own_histories,
-                                latent=cast("LatentMode", latent), shadow_floor=shadow_floor,
+                                latent=cast("LatentMode", latent),
+                                shadow=Shadow(shadow_floor, shadow_slots_only) if shadow_floor is not None else None,
                                 gate_weights=None if gate_cast_weight == 1.0 else
                                 {"cast19": gate_cast_weight, "cast21dev": gate_cast_weight})
     except TurnscopeError as exc:

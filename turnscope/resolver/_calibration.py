@@ -16,6 +16,7 @@ import numpy as np
 from turnscope._matching import check_terms
 from turnscope.resolver._embedcache import CachedEmbedder
 from turnscope.resolver._neural import NeuralTagger
+from turnscope.resolver._ranker import Shadow
 from turnscope.resolver._replay import conversation_of, fold_of, fold_resolver
 
 __all__ = ["CALIBRATION_CONVERSATIONS", "CALIBRATION_PAIRS", "CALIBRATION_SEEDS", "CONTAMINATION_WEIGHT"]
@@ -60,7 +61,7 @@ def _calibrate(loaded: dict[str, list[dict[str, Any]]], rankers: dict[int, Any],
                console: Any, nn_rewrites: bool = False,
                fold_taggers: Mapping[int, NeuralTagger] | None = None,
                pairs: Sequence[tuple[float, float]] = CALIBRATION_PAIRS,
-               shadow_floor: float | None = None) -> list[dict[str, Any]]:
+               shadow: Shadow | None = None) -> list[dict[str, Any]]:
     """One row per threshold pair (slot, other) of ``pairs``, judged where
     the pair acts: a session replaying whole conversations, whose earlier rewrites feed the
     later ones (the out-of-fold sweep reads the human rewrites of earlier turns instead, so
@@ -91,7 +92,7 @@ def _calibrate(loaded: dict[str, list[dict[str, Any]]], rankers: dict[int, Any],
                     resolver = fold_resolver(rankers[k], gates[k], (slot, t), max_carried, embedder,
                                               nn_rewrites,
                                               fold_taggers[k] if fold_taggers is not None else None,
-                                              shadow_floor)
+                                              shadow)
                     def session(r: Any = resolver) -> Session:
                         return Session(resolver=r)
 

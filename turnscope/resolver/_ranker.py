@@ -41,7 +41,7 @@ from turnscope.resolver._realize import has_slot, realize
 
 __all__ = ["DEFAULT_HISTORY_TURNS", "tagger_view", "GATE_EXTRA", "LATENT_MEMO", "Resolution", "Resolver",
            "ScoredCandidate", "carried_count", "default_resolver", "may_name", "gate_rows", "history_of",
-           "latent_of", "ranked_for", "remember_latent", "shadow_rewrite",
+           "latent_of", "ranked_for", "remember_latent", "Shadow", "shadow_rewrite",
            "scope_history", "session_shift", "shift_threshold", "shortlist"]
 
 #: turns of history the ranker reads besides the conversation's opening turn (the
@@ -178,8 +178,9 @@ class Resolver:
         self.slot_threshold = float(meta.get("slot_threshold", meta["threshold"]))
         self.max_carried = int(meta["max_carried"])
         #: later turns read a turn this resolver left unchanged with its best phrase when the
-        #: gate gave it at least this (:func:`shadow_rewrite`; None: as the user's query)
-        self.shadow_floor: float | None = meta.get("shadow_floor")
+        #: how later turns read a turn this resolver left unchanged (:class:`Shadow`; None: as
+        #: the user's query)
+        self.shadow = Shadow.from_meta(meta)
         self.embedder = embedder or CachedEmbedder()
 
     def with_threshold(self, threshold: float, slot: float | None = None) -> Resolver:
@@ -316,26 +317,53 @@ def shift_threshold() -> float:
     return float(shipped_model().threshold)
 
 
-def shadow_rewrite(text: str, query: str, latent: Sequence[tuple[str, float]] | None,
-                   floor: float | None) -> str:
-    """How later turns read an earlier user turn: its query, or, when the resolver left the
-    turn as it was (``query == text``) while the gate still gave its best phrase at least
-    ``floor``, the turn as if that phrase had been carried (a *shadow rewrite*: never shown
-    to the user; the subject stays where the tagger and the ranker look for it).
+@dataclass(frozen=True, slots=True)
+class Shadow:
+    """How later turns read an earlier user turn the resolver left as it was: as if its best
+    phrase had been carried, when the gate gave that phrase at least ``floor`` (and, with
+    ``slots_only``, only where the message has a pronoun slot the phrase would fill). A
+    *shadow rewrite* is never shown to the user; it keeps the subject where the tagger and
+    the ranker look for it."""
 
-    >>> shadow_rewrite("Is it treatable?", "Is it treatable?", (("throat cancer", 0.6),), 0.5)
+    floor: float
+    slots_only: bool = False
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.floor <= 1.0:
+            raise ConfigError(f"shadow floor must be in (0, 1], got {self.floor!r}")
+
+    def to_meta(self) -> dict[str, object]:
+        return {"floor": self.floor, "slots_only": self.slots_only}
+
+    @classmethod
+    def from_meta(cls, meta: dict[str, Any]) -> Shadow | None:
+        """The shadow a model file's header names (``shadow``), or None."""
+        d = meta.get("shadow")
+        return cls(float(d["floor"]), bool(d.get("slots_only", False))) if d else None
+
+
+def shadow_rewrite(text: str, query: str, latent: Sequence[tuple[str, float]] | None,
+                   shadow: Shadow | None) -> str:
+    """How later turns read an earlier user turn (see :class:`Shadow`): its query, or its
+    shadow rewrite.
+
+    >>> shadow_rewrite("Is it treatable?", "Is it treatable?", (("throat cancer", 0.6),), Shadow(0.5))
     'Is throat cancer treatable?'
-    >>> shadow_rewrite("Is it treatable?", "Is it treatable?", (("throat cancer", 0.4),), 0.5)
+    >>> shadow_rewrite("Is it treatable?", "Is it treatable?", (("throat cancer", 0.4),), Shadow(0.5))
     'Is it treatable?'
+    >>> shadow_rewrite("How tall is K2?", "How tall is K2?", (("Everest", 0.6),), Shadow(0.5, slots_only=True))
+    'How tall is K2?'
     """
-    if floor is None or not latent or query != text or latent[0][1] < floor:
+    if shadow is None or not latent or query != text or latent[0][1] < shadow.floor:
         return query
-    shadow, carried = realize(query, [latent[0][0]])
-    return shadow if carried else query
+    if shadow.slots_only and not has_slot(text):
+        return query
+    rewritten, carried = realize(query, [latent[0][0]])
+    return rewritten if carried else query
 
 
 def history_of(state: Any, turns: int = DEFAULT_HISTORY_TURNS,
-               shadow_floor: float | None = None) -> list[HistoryTurn]:
+               shadow: Shadow | None = None) -> list[HistoryTurn]:
     """A session's turns as the resolver reads them (:func:`scope_history`: the opening
     turn and the last ``turns``), each user turn with the query it was rewritten to (what
     the previous rewrites carried is evidence for this one). Only those turns are built,
@@ -346,7 +374,7 @@ def history_of(state: Any, turns: int = DEFAULT_HISTORY_TURNS,
     for t in kept:
         resolved = state.resolved.get(t.index) if t.role.value == "user" else None
         latent = latents.get(t.index) if resolved else None
-        query = shadow_rewrite(t.content, resolved.query, latent, shadow_floor) if resolved else None
+        query = shadow_rewrite(t.content, resolved.query, latent, shadow) if resolved else None
         out.append(HistoryTurn(t.index, t.role.value, t.content, query, latent))
     return out
 
@@ -396,7 +424,7 @@ def ranked_for(state: Any, message_index: int, message: str, resolver: Resolver 
     if message_index in memo:
         return tuple(memo[message_index][:top])
     r = resolver or default_resolver()
-    history = history_of(state, shadow_floor=r.shadow_floor)
+    history = history_of(state, shadow=r.shadow)
     cands, scores = r.score(message, history, shift=session_shift(state, message_index, message, r))
     ranked = sorted((ScoredCandidate(c.text, float(s), c.last.turn, c.last.role)
                      for c, s in zip(cands, scores, strict=True)), key=lambda c: -c.score)

@@ -15,7 +15,7 @@ from typing import Any
 
 from turnscope.resolver._embedcache import CachedEmbedder
 from turnscope.resolver._neural import NeuralTagger
-from turnscope.resolver._ranker import GATE_EXTRA
+from turnscope.resolver._ranker import GATE_EXTRA, Shadow
 
 __all__ = ["Latent", "conversation_of", "fold_of", "fold_resolver", "latent_of_result", "own_history_items",
            "replayed", "session_items", "with_rewrites"]
@@ -33,7 +33,7 @@ def conversation_of(item: Mapping[str, Any]) -> str:
 
 def fold_resolver(ranker: Any, gate: Any, pair: tuple[float, float], max_carried: int,
                   embedder: CachedEmbedder, nn_rewrites: bool, tagger: NeuralTagger | None,
-                  shadow_floor: float | None = None) -> Any:
+                  shadow: Shadow | None = None) -> Any:
     """A resolver of one fold's ranker and gate at the thresholds ``pair`` (slot, other)."""
     from turnscope.resolver._ranker import Resolver
 
@@ -41,7 +41,7 @@ def fold_resolver(ranker: Any, gate: Any, pair: tuple[float, float], max_carried
     # the columns the ranker was fitted on (with or without the latent subject's)
     meta = {"features": list(ranker.feature_name()), "gate_extra": list(GATE_EXTRA), "nn_reads_rewrites": nn_rewrites,
             "threshold": other, "slot_threshold": slot, "max_carried": max_carried,
-            **({"shadow_floor": shadow_floor} if shadow_floor is not None else {})}
+            **({"shadow": shadow.to_meta()} if shadow is not None else {})}
     return Resolver(ranker, gate, meta, embedder, tagger)
 
 
@@ -130,9 +130,9 @@ def replayed(loaded: Mapping[str, Sequence[dict[str, Any]]], rankers: Mapping[in
 
 
 def session_items(replay: tuple[list[dict[str, Any]], list[Any]], *, own: bool,
-                  latent: bool, shadow_floor: float | None = None) -> list[dict[str, Any]]:
+                  latent: bool, shadow: Shadow | None = None) -> list[dict[str, Any]]:
     """A set's items (:func:`replayed`) with their earlier user turns read as the session
-    rewrote them (``own``; else the human rewrites; with ``shadow_floor`` as later turns read
+    rewrote them (``own``; else the human rewrites; with ``shadow`` as later turns read
     them, :func:`~turnscope.resolver._ranker.shadow_rewrite`) and, with ``latent``, each
     carrying the latent subjects the session left (``prefix_latent``). Items of a fold without
     models are kept as they were."""
@@ -140,9 +140,9 @@ def session_items(replay: tuple[list[dict[str, Any]], list[Any]], *, own: bool,
 
     items, results = replay
     done = [j for j, r in enumerate(results) if r is not None]
-    # the queries later turns read (a shadow rewrite where ``shadow_floor`` makes one)
+    # the queries later turns read (a shadow rewrite where ``shadow`` makes one)
     queries = [shadow_rewrite(items[j]["follow_up"], results[j].query, latent_of_result(results[j]),
-                              shadow_floor) for j in done]
+                              shadow) for j in done]
     new = with_rewrites([items[j] for j in done], queries if own else None,
                         [latent_of_result(results[j]) for j in done] if latent else None)
     out = list(items)

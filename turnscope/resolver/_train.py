@@ -59,6 +59,7 @@ from turnscope.resolver._ranker import (
     DEFAULT_HISTORY_TURNS,
     GATE_EXTRA,
     GATE_SEPARATOR,
+    Shadow,
     carried_count,
     gate_rows,
     scope_history,
@@ -107,9 +108,9 @@ LATENT_STATE: LatentMode = "none"
 #: the state it left itself; each further stage replays with the latest models
 LATENT_STAGES = 1
 #: later turns read a turn the resolver left unchanged as if its best phrase had been carried
-#: when the gate gave it at least this (``_ranker.shadow_rewrite``; round 16, measured, not
+#: when the gate gave it at least a floor (``_ranker.Shadow``; round 16, measured, not
 #: shipped: None, every turn read as the user's query)
-SHADOW_FLOOR: float | None = None
+SHADOW: Shadow | None = None
 #: the (slot, other) thresholds of the replay that writes those rewrites: the pair the
 #: calibration chose for the resolver trained on human rewrites only (round 12)
 OWN_HISTORY_PAIR = (0.8, 0.85)
@@ -382,7 +383,7 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
                    own_histories: bool = OWN_HISTORIES,
                    gate_weights: Mapping[str, float] | None = None,
                    latent: LatentMode = LATENT_STATE, latent_stages: int = LATENT_STAGES,
-                   shadow_floor: float | None = SHADOW_FLOOR) -> TrainReport:
+                   shadow: Shadow | None = SHADOW) -> TrainReport:
     """Build the examples, choose the threshold out of fold, fit on everything, write ``out``.
 
     ``items`` replaces the public sets (a test trains on a fixture); ``limit`` keeps the
@@ -393,15 +394,14 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
     adds :func:`own_history_items`' examples (module docstring); ``gate_weights`` replace
     :data:`GATE_SET_WEIGHTS`; ``latent`` adds the session's latent subject to the features
     (:data:`LATENT_STATE`), refitted ``latent_stages`` times (:data:`LATENT_STAGES`);
-    ``shadow_floor`` makes later turns read shadow rewrites (:data:`SHADOW_FLOOR`).
+    ``shadow`` makes later turns read shadow rewrites (:data:`SHADOW`).
     """
     if latent not in ("none", "all", "own"):
         raise ValueError(f"latent must be 'none', 'all' or 'own', got {latent!r}")
     if latent_stages < 1:
         raise ValueError(f"latent_stages must be at least 1, got {latent_stages}")
-    if shadow_floor is not None and not (own_histories and 0.0 < shadow_floor <= 1.0):
-        raise ValueError(f"shadow_floor must be in (0, 1] and needs own_histories (the gate learns to read "
-                         f"shadow rewrites from them), got {shadow_floor!r}")
+    if shadow is not None and not own_histories:
+        raise ValueError("shadow rewrites need own_histories (the gate learns to read them from them)")
     if latent == "own" and not own_histories:
         raise ValueError("latent='own' gives the latent subject to the own-history examples: "
                          "it needs own_histories")
@@ -455,7 +455,7 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
                                              tagger, nn_rewrites, fold_taggers, folds, features=features)]
         own_examples = [e for name, run in replays.items() if own_histories
                         for e in build_examples(session_items(run, own=True, latent=latent != "none",
-                                                              shadow_floor=shadow_floor), name,
+                                                              shadow=shadow), name,
                                                 embedder, None, tagger, nn_rewrites, fold_taggers, folds,
                                                 history="own", features=features) if len(e.y)]
         embedder.save()
@@ -480,12 +480,12 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
         # the replay of one seed's fold models decides pairs a few thousandths apart, less
         # than what another seed moves them: each pair is judged by the mean over seeds
         runs = [_calibrate(loaded, rankers, gates, folds, best["max_carried"], embedder, console, nn_rewrites,
-                           fold_taggers, shadow_floor=shadow_floor)]
+                           fold_taggers, shadow=shadow)]
         for extra in range(1, CALIBRATION_SEEDS):
             more = _fit_folds(examples, folds, seed + extra, rounds, params, gate_weights, features)
             if more.rankers and more.gates:
                 runs.append(_calibrate(loaded, more.rankers, more.gates, folds, best["max_carried"],
-                                       embedder, console, nn_rewrites, fold_taggers, shadow_floor=shadow_floor))
+                                       embedder, console, nn_rewrites, fold_taggers, shadow=shadow))
         calibration = _mean_rows(runs)
         slot_threshold, threshold = _best_pair(calibration)
     model = fit(trainable, seed, rounds, params, features)
@@ -499,7 +499,7 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
             "fold_taggers": fold_taggers is not None, "gate_set_weights": gate_weights,
             "own_histories": {"examples": len(own_examples), "pair": list(OWN_HISTORY_PAIR)}
             if own_examples else None,
-            **({"shadow_floor": shadow_floor} if shadow_floor is not None else {}),
+            **({"shadow": shadow.to_meta()} if shadow is not None else {}),
             **({"latent_state": {"examples": latent, "stages": latent_stages, "pair": list(OWN_HISTORY_PAIR),
                                  "max_carried": latent_cap}}
                if latent_cap is not None else {}),

@@ -88,7 +88,7 @@ class ResolverBridge(RuleBase):
                 trace["resolver"] = {"unavailable": self._unavailable}
             return None
         shift = session_shift(state, msg.index, msg.text, resolver)
-        res = resolver.resolve(text, history_of(state, shadow_floor=resolver.shadow_floor), shift=shift)
+        res = resolver.resolve(text, history_of(state, shadow=resolver.shadow), shift=shift)
         # what this turn was probably about, carried or not: the next turns read it
         remember_latent(state, msg.index, res)
         trace["resolver"] = res.trace()
