@@ -127,7 +127,8 @@ def paired(summary: dict[str, Any], other: dict[str, Any], console: Console) -> 
         raise SystemExit("--paired needs at least two seeds in common")
     values = list(diffs.values())
     mean, sd = statistics.fmean(values), statistics.stdev(values)
-    out = {"against": other.get("config", "?"), "differences": diffs, "mean": mean, "sd": sd,
+    # runs saved before --config existed were of the shipped configuration
+    out = {"against": other.get("config", "shipped"), "differences": diffs, "mean": mean, "sd": sd,
            "se": sd / len(values) ** 0.5}
     console.print(f"paired with {out['against']}: mean difference {mean:+.4f} over {len(values)} seeds "
                   f"(sd {sd:.4f}, standard error {out['se']:.4f}; "
