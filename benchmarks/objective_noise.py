@@ -1,7 +1,7 @@
 """How much the development objective moves with the fold models' seed alone.
 
     python benchmarks/objective_noise.py [--seeds 13,14,15,16,17,18] [--config shipped|own-histories]
-        [--paired OTHER.json] [--save FILE.json] [--png FILE.png]
+        [--bag K] [--paired OTHER.json] [--save FILE.json] [--png FILE.png]
 
 The rule that decides whether a resolver candidate earns a look at a check set compares its
 calibration objective (coverage - 2 x contamination, mean over the three development sets,
@@ -20,7 +20,8 @@ from every conversation as that seed's fold models rewrote it; ``turnscope train
 --own-histories`` takes its own examples from the first seed's replay for both calibration
 seeds, this from each seed's own). ``--paired`` reads another run's saved JSON (other seeds
 ignored) and prints the per-seed differences, their mean and spread: the comparison a rule
-should make, since a seed moves both configurations alike in part.
+should make, since a seed moves both configurations alike in part. ``--bag K`` makes every
+ranker and gate the mean of K models (seeds ``seed + 1000 * i``, ``_ranker.Bag``; round 17).
 """
 
 from __future__ import annotations
@@ -50,12 +51,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", default="13,14,15,16,17,18")
     ap.add_argument("--config", choices=("shipped", "own-histories"), default="shipped")
+    ap.add_argument("--bag", type=int, default=1, help="models averaged in every ranker and gate")
     ap.add_argument("--paired", type=Path, help="another run's --save JSON to compare with, seed by seed")
     ap.add_argument("--save", type=Path)
     ap.add_argument("--png", type=Path)
     args = ap.parse_args()
     console = Console()
     seeds = [int(s) for s in args.seeds.split(",")]
+    if args.bag < 1:
+        raise SystemExit("--bag must be at least 1")
     if len(seeds) < 2:
         raise SystemExit("--seeds needs at least two seeds to measure a spread")
     shipped = default_resolver()
@@ -68,21 +72,22 @@ def main() -> None:
     with Progress(console=console) as progress:
         task = progress.add_task("seeds (fit the folds, replay the sessions)", total=len(seeds))
         for seed in seeds:
-            folded = T._fit_folds(exs, T.DEFAULT_FOLDS, seed, T.DEFAULT_ROUNDS)
+            folded = T._fit_folds(exs, T.DEFAULT_FOLDS, seed, T.DEFAULT_ROUNDS, bag=args.bag)
             if args.config == "own-histories":
-                folded = _with_own_histories(exs, folded, seed, loaded, embedder)
+                folded = _with_own_histories(exs, folded, seed, loaded, embedder, args.bag)
             row = _calibrate(loaded, folded.rankers, folded.gates, T.DEFAULT_FOLDS, cap, embedder,
                                Console(stderr=True, quiet=True), T.NN_READS_REWRITES, pairs=[pair])[0]
             rows.append({"seed": seed, **row})
             progress.advance(task)
     objectives = [r["objective"] for r in rows]
     sd = statistics.stdev(objectives)
-    summary = {"config": args.config, "pair": list(pair), "max_carried": cap, "seeds": seeds,
+    config = args.config if args.bag == 1 else f"{args.config}, bag {args.bag}"
+    summary = {"config": config, "pair": list(pair), "max_carried": cap, "seeds": seeds,
                "mean": statistics.fmean(objectives),
                "sd_one_seed": sd, "sd_two_seed_mean": sd / 2 ** 0.5,
                "min": min(objectives), "max": max(objectives), "rows": rows}
     sets = list(T.TRAINING_SETS)
-    table = Table(title=f"{args.config} configuration at {pair}, cap {cap}: development replay per seed")
+    table = Table(title=f"{config} configuration at {pair}, cap {cap}: development replay per seed")
     table.add_column("seed", justify="right")
     table.add_column("objective", justify="right")
     for name in sets:
@@ -102,7 +107,7 @@ def main() -> None:
 
 
 def _with_own_histories(exs: list[Any], folded: Any, seed: int, loaded: dict[str, Any],
-                        embedder: CachedEmbedder) -> Any:
+                        embedder: CachedEmbedder, bag: int = 1) -> Any:
     """Round 14's configuration at ``seed``: the fold models replay every conversation, and
     the models are refitted on the human-history examples plus those read as they rewrote them."""
     from turnscope.resolver._neural import default_tagger
@@ -116,7 +121,7 @@ def _with_own_histories(exs: list[Any], folded: Any, seed: int, loaded: dict[str
     own = [e for name, run in runs.items()
            for e in T.build_examples(session_items(run, own=True, latent=False), name, embedder, None, tagger,
                                      T.NN_READS_REWRITES, history="own") if len(e.y)]
-    return T._fit_folds([*exs, *own], T.DEFAULT_FOLDS, seed, T.DEFAULT_ROUNDS)
+    return T._fit_folds([*exs, *own], T.DEFAULT_FOLDS, seed, T.DEFAULT_ROUNDS, bag=bag)
 
 
 def paired(summary: dict[str, Any], other: dict[str, Any], console: Console) -> dict[str, Any]:

@@ -74,6 +74,8 @@ def test_a_latent_mode_it_cannot_train_names_the_choices(flags: list[str], tmp_p
     (["--own-histories", "--shadow-floor", "0.5"], {"shadow": Shadow(0.5), "own_histories": True}),
     (["--own-histories", "--shadow-floor", "0.5", "--shadow-slots-only"],
      {"shadow": Shadow(0.5, slots_only=True), "own_histories": True}),
+    ([], {"bag": 1}),
+    (["--bag", "5"], {"bag": 5}),
 ])
 def test_the_latent_mode_reaches_the_resolver_training(flags: list[str], expected: dict[str, object],
                                                        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -98,4 +100,12 @@ def test_a_shadow_floor_without_own_histories_is_refused(tmp_path: Path) -> None
     result = runner.invoke(app, ["train", "--only", "resolver", "--output", str(out), "--shadow-floor", "0.5"])
     assert result.exit_code == 2
     assert "needs --own-histories" in result.output
+    assert not out.exists()
+
+
+def test_a_bag_of_no_models_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "resolver.txt"
+    result = runner.invoke(app, ["train", "--only", "resolver", "--output", str(out), "--bag", "0"])
+    assert result.exit_code == 2
+    assert "--bag" in result.output
     assert not out.exists()

@@ -245,3 +245,11 @@ def test_a_shadow_rewrite_keeps_the_subject_for_later_turns_only() -> None:
     shadowed = {t.index: t.rewrite for t in history_of(s.state, shadow=low)}
     assert plain[res.turn] == res.query
     assert shadowed[res.turn] == shadow_rewrite("Is it treatable?", res.query, ((top["text"], top["score"]),), low)
+
+
+def test_an_empty_bag_is_refused() -> None:
+    from turnscope._exceptions import ConfigError
+    from turnscope.resolver._ranker import Bag
+
+    with pytest.raises(ConfigError, match="at least one model"):
+        Bag(())

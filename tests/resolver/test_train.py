@@ -5,13 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from turnscope.datasets._cast import _convert, _Turn
 from turnscope.resolver import HistoryTurn, Resolver
 from turnscope.resolver._calibration import CALIBRATION_PAIRS, CALIBRATION_SEEDS
 from turnscope.resolver._features import BASE_FEATURES, FEATURES, LATENT_FEATURES
-from turnscope.resolver._ranker import GATE_SEPARATOR
+from turnscope.resolver._ranker import BAG_SEPARATOR, GATE_SEPARATOR, Bag
 from turnscope.resolver._replay import latent_of_result, own_history_items, replayed, session_items, with_rewrites
 from turnscope.resolver._train import (
     GATE_SET_WEIGHTS,
@@ -307,3 +308,43 @@ def test_shadow_rewrites_reach_the_own_history_examples_and_the_model(tmp_path: 
                    calibrate=False, own_histories=True, shadow=Shadow(0.5, slots_only=True))
     assert Resolver.load(out).shadow == Shadow(0.5, slots_only=True)
     assert Resolver.load(path).shadow is None and "shadow" not in Resolver.load(path).meta
+
+
+# --- bagging: every ranker and gate the mean of several seeds ---
+
+
+def test_a_bagged_model_averages_its_members_and_loads_as_a_bag(trained: tuple[Path, Any], tmp_path: Path) -> None:
+    import lightgbm as lgb
+
+    out = tmp_path / "bag.txt"
+    train_resolver(None, out, items={"fixture": _items()}, folds=3, rounds=40, seed=7, params=TINY_PARAMS,
+                   calibrate=False, bag=3)
+    r = Resolver.load(out)
+    assert r.meta["bag"] == 3
+    assert isinstance(r._booster, Bag) and isinstance(r._gate, Bag)
+    assert len(r._booster.members) == len(r._gate.members) == 3
+    ranker_text, _, _ = out.read_text().partition("\n")[2].partition(GATE_SEPARATOR)
+    members = [lgb.Booster(model_str=t) for t in ranker_text.split(BAG_SEPARATOR)]
+    hist = [HistoryTurn(1, "user", "Who was Ada Lovelace?"),
+            HistoryTurn(2, "assistant", "Ada Lovelace was a mathematician who wrote about the engine.")]
+    cands, scores = r.score("What did she write?", hist)
+    x = r._score("What did she write?", hist, None)[2]
+    each = np.array([m.predict(x) for m in members])
+    # the members differ (their seeds move the row and column sampling) and the bag is their mean
+    assert not np.allclose(each[0], each[1])
+    assert np.allclose(scores, each.mean(axis=0))
+    assert cands[int(scores.argmax())].text == "Ada Lovelace"
+    # a single model's file holds no bag separator and loads as one booster, as before
+    single = trained[0].read_text()
+    assert BAG_SEPARATOR not in single and "bag" not in Resolver.load(trained[0]).meta
+    assert not isinstance(Resolver.load(trained[0])._booster, Bag)
+
+
+def test_a_bag_of_one_is_the_single_model_and_none_is_refused(trained: tuple[Path, Any], tmp_path: Path) -> None:
+    out = tmp_path / "one.txt"
+    train_resolver(None, out, items={"fixture": _items()}, folds=3, rounds=40, seed=7, params=TINY_PARAMS, bag=1)
+    assert out.read_text() == trained[0].read_text()
+    with pytest.raises(ValueError, match="bag must be at least 1, got 0"):
+        train_resolver(None, tmp_path / "x.txt", items={"fixture": _items()}, folds=3, rounds=40, seed=7,
+                       params=TINY_PARAMS, bag=0)
+    assert not (tmp_path / "x.txt").exists()

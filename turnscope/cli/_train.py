@@ -66,6 +66,9 @@ def train(
     gate_cast_weight: Annotated[float, typer.Option(
         help="Weight of each CAsT message against a CANARD one in the resolver gate's loss "
              "(docs/neural.md, round 14: 3 measured, not shipped).", min=0.0)] = 1.0,
+    bag: Annotated[int, typer.Option(
+        help="Average this many seeds in every resolver ranker and gate (bagging; docs/neural.md, "
+             "round 17).", min=1, max=20)] = 1,
 ) -> None:
     """Train the learned models on the sets of docs/splits.md (seeded, deterministic):
     the topic-shift detector (TopiOCQA train part + TIAGE train), the neural tagger
@@ -123,6 +126,7 @@ def train(
                                 console=console, fold_taggers=taggers, own_histories=own_histories,
                                 latent=cast("LatentMode", latent),
                                 shadow=Shadow(shadow_floor, shadow_slots_only) if shadow_floor is not None else None,
+                                bag=bag,
                                 gate_weights=None if gate_cast_weight == 1.0 else
                                 {"cast19": gate_cast_weight, "cast21dev": gate_cast_weight})
     except TurnscopeError as exc:

@@ -59,6 +59,7 @@ from turnscope.resolver._ranker import (
     DEFAULT_HISTORY_TURNS,
     GATE_EXTRA,
     GATE_SEPARATOR,
+    Bag,
     Shadow,
     carried_count,
     gate_rows,
@@ -124,6 +125,11 @@ PARAMS: dict[str, Any] = {
     "deterministic": True, "force_row_wise": True, "num_threads": 2, "verbose": -1,
 }
 DEFAULT_ROUNDS = 300
+#: how many models (seeds ``seed + 1000 * i``) each ranker and gate averages (``_ranker.Bag``);
+#: 1: one model, as shipped
+BAG = 1
+#: the seed step between a bag's members (far from the calibration's ``seed + 1``)
+BAG_SEED_STEP = 1000
 THRESHOLDS = tuple(round(0.05 + 0.025 * i, 3) for i in range(37))
 MAX_CARRIED = (1, 2, 3)
 
@@ -240,9 +246,19 @@ def build_examples(items: Sequence[dict[str, Any]], set_name: str, embedder: Cac
 
 
 def fit(examples: Sequence[Example], seed: int, rounds: int = DEFAULT_ROUNDS,
-        params: dict[str, Any] | None = None, features: Sequence[str] = BASE_FEATURES) -> Any:
-    """The ranker: every candidate of every message (its columns named ``features``)."""
-    return _fit([e.x for e in examples], [e.y for e in examples], list(features), seed, rounds, params)
+        params: dict[str, Any] | None = None, features: Sequence[str] = BASE_FEATURES, bag: int = 1) -> Any:
+    """The ranker: every candidate of every message (its columns named ``features``); a
+    :class:`Bag` of ``bag`` seeds where ``bag`` > 1."""
+    return _bagged(lambda s: _fit([e.x for e in examples], [e.y for e in examples], list(features), s, rounds,
+                                  params), seed, bag)
+
+
+def _bagged(fit_one: Callable[[int], Any], seed: int, bag: int) -> Any:
+    if bag < 1:
+        raise ValueError(f"bag must be at least 1, got {bag}")
+    if bag == 1:
+        return fit_one(seed)
+    return Bag(tuple(fit_one(seed + BAG_SEED_STEP * i) for i in range(bag)))
 
 
 def _fit(xs: Sequence[np.ndarray], ys: Sequence[np.ndarray], names: list[str],
@@ -284,14 +300,14 @@ def _gate_data(examples: Sequence[Example], scores: Sequence[np.ndarray],
 
 
 def fit_gate(g: _GateData, idx: Sequence[int], seed: int, rounds: int,
-             params: dict[str, Any] | None = None, features: Sequence[str] = BASE_FEATURES) -> Any:
+             params: dict[str, Any] | None = None, features: Sequence[str] = BASE_FEATURES, bag: int = 1) -> Any:
     """The gate: the shortlisted candidates of the messages ``idx``, with out-of-fold ranker scores."""
     idx = [j for j in idx if len(g.y[j])]
     # no weights at all where every message weighs 1: the shipped gate is rebuilt as it was
     weights = None if all(g.w[j] == 1.0 for j in idx) else \
         [np.full(len(g.y[j]), g.w[j], dtype=np.float64) for j in idx]
-    return _fit([g.x[j] for j in idx], [g.y[j] for j in idx], [*features, *GATE_EXTRA], seed, rounds,
-                params, weights)
+    return _bagged(lambda s: _fit([g.x[j] for j in idx], [g.y[j] for j in idx], [*features, *GATE_EXTRA], s,
+                                  rounds, params, weights), seed, bag)
 
 
 def sweep(examples: Sequence[Example], g: _GateData, gate: Sequence[np.ndarray]) -> list[dict[str, Any]]:
@@ -326,7 +342,7 @@ class _Folded:
 
 def _fit_folds(examples: Sequence[Example], folds: int, seed: int, rounds: int,
                params: dict[str, Any] | None = None, gate_weights: Mapping[str, float] | None = None,
-               features: Sequence[str] = BASE_FEATURES) -> _Folded:
+               features: Sequence[str] = BASE_FEATURES, bag: int = 1) -> _Folded:
     fold_of = [_fold(e.conversation, folds) for e in examples]
     oof: list[np.ndarray] = [np.zeros(len(e.y)) for e in examples]
     rankers: dict[int, Any] = {}
@@ -335,7 +351,7 @@ def _fit_folds(examples: Sequence[Example], folds: int, seed: int, rounds: int,
         train_part = [e for e, f in zip(examples, fold_of, strict=True) if f != k and len(e.y)]
         if not train_part or not any(e.y.any() for e in train_part):
             continue
-        model = rankers[k] = fit(train_part, seed, rounds, params, features)
+        model = rankers[k] = fit(train_part, seed, rounds, params, features, bag)
         for j, (e, f) in enumerate(zip(examples, fold_of, strict=True)):
             if f == k and len(e.y):
                 oof[j] = np.asarray(model.predict(e.x), dtype=np.float64)
@@ -346,7 +362,7 @@ def _fit_folds(examples: Sequence[Example], folds: int, seed: int, rounds: int,
         train_idx = [j for j, f in enumerate(fold_of) if f != k and len(g.y[j])]
         if not train_idx or not any(g.y[j].any() for j in train_idx):
             continue
-        gm = gates[k] = fit_gate(g, train_idx, seed, rounds, params, features)
+        gm = gates[k] = fit_gate(g, train_idx, seed, rounds, params, features, bag)
         for j, f in enumerate(fold_of):
             if f == k and len(g.y[j]):
                 gate_oof[j] = np.asarray(gm.predict(g.x[j]), dtype=np.float64)
@@ -383,7 +399,7 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
                    own_histories: bool = OWN_HISTORIES,
                    gate_weights: Mapping[str, float] | None = None,
                    latent: LatentMode = LATENT_STATE, latent_stages: int = LATENT_STAGES,
-                   shadow: Shadow | None = SHADOW) -> TrainReport:
+                   shadow: Shadow | None = SHADOW, bag: int = BAG) -> TrainReport:
     """Build the examples, choose the threshold out of fold, fit on everything, write ``out``.
 
     ``items`` replaces the public sets (a test trains on a fixture); ``limit`` keeps the
@@ -394,8 +410,11 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
     adds :func:`own_history_items`' examples (module docstring); ``gate_weights`` replace
     :data:`GATE_SET_WEIGHTS`; ``latent`` adds the session's latent subject to the features
     (:data:`LATENT_STATE`), refitted ``latent_stages`` times (:data:`LATENT_STAGES`);
-    ``shadow`` makes later turns read shadow rewrites (:data:`SHADOW`).
+    ``shadow`` makes later turns read shadow rewrites (:data:`SHADOW`); ``bag`` averages that
+    many seeds in every ranker and gate (:data:`BAG`).
     """
+    if bag < 1:
+        raise ValueError(f"bag must be at least 1, got {bag}")
     if latent not in ("none", "all", "own"):
         raise ValueError(f"latent must be 'none', 'all' or 'own', got {latent!r}")
     if latent_stages < 1:
@@ -427,7 +446,8 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
             embedder.save()
     examples = [e for e in examples if len(e.y)] + [e for e in examples if not len(e.y)]
     # stage 1 is the shipped configuration: the columns of a model without the session state
-    folded = _fit_folds(_columns(examples, features, BASE_FEATURES), folds, seed, rounds, params, gate_weights)
+    folded = _fit_folds(_columns(examples, features, BASE_FEATURES), folds, seed, rounds, params, gate_weights,
+                        bag=bag)
     own_examples: list[Example] = []
     latent_cap: int | None = None
     human = examples
@@ -460,7 +480,7 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
                                                 history="own", features=features) if len(e.y)]
         embedder.save()
         examples = [e for e in human if len(e.y)] + own_examples + [e for e in human if not len(e.y)]
-        folded = _fit_folds(examples, folds, seed, rounds, params, gate_weights, features)
+        folded = _fit_folds(examples, folds, seed, rounds, params, gate_weights, features, bag)
     trainable = [e for e in examples if len(e.y)]
     rankers, gates, oof, g, gate_oof = folded.rankers, folded.gates, folded.oof, folded.g, folded.gate_oof
     # the out-of-fold figures (the sweep's cap, the AUC) are read on the human-history examples,
@@ -482,14 +502,14 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
         runs = [_calibrate(loaded, rankers, gates, folds, best["max_carried"], embedder, console, nn_rewrites,
                            fold_taggers, shadow=shadow)]
         for extra in range(1, CALIBRATION_SEEDS):
-            more = _fit_folds(examples, folds, seed + extra, rounds, params, gate_weights, features)
+            more = _fit_folds(examples, folds, seed + extra, rounds, params, gate_weights, features, bag)
             if more.rankers and more.gates:
                 runs.append(_calibrate(loaded, more.rankers, more.gates, folds, best["max_carried"],
                                        embedder, console, nn_rewrites, fold_taggers, shadow=shadow))
         calibration = _mean_rows(runs)
         slot_threshold, threshold = _best_pair(calibration)
-    model = fit(trainable, seed, rounds, params, features)
-    gate_model = fit_gate(g, range(len(examples)), seed, rounds, params, features)
+    model = fit(trainable, seed, rounds, params, features, bag)
+    gate_model = fit_gate(g, range(len(examples)), seed, rounds, params, features, bag)
     meta = {"format": "turnscope-resolver/2", "features": list(features), "gate_extra": list(GATE_EXTRA),
             "nn_reads_rewrites": nn_rewrites,
             "seed": seed,
@@ -503,6 +523,7 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
             **({"latent_state": {"examples": latent, "stages": latent_stages, "pair": list(OWN_HISTORY_PAIR),
                                  "max_carried": latent_cap}}
                if latent_cap is not None else {}),
+            **({"bag": bag} if bag > 1 else {}),
             "objective": f"coverage - {CONTAMINATION_WEIGHT} * contamination, mean over sets, out of fold",
             "oof": best["sets"], "auc_oof": auc, "params": {**PARAMS, **(params or {})}, "rounds": rounds}
     out.parent.mkdir(parents=True, exist_ok=True)
