@@ -77,3 +77,23 @@ def test_the_shipped_tagger_gives_probabilities_and_caches() -> None:
     assert ev.stems and all(0.0 <= v <= 1.0 for v in ev.stems.values())
     assert t.evidence("when was it released?", h) is ev
     assert t.evidence("when was it released?", []).stems == {}
+
+
+#: the shipped tagger's token probabilities for this input computed with exact int8
+#: arithmetic (the same weights rewritten as u8 x u8, which no x86 kernel saturates; equal to a
+#: VNNI CPU's u8 x s8 result). On an AVX2 CPU without VNNI and without the session option
+#: ``session.x64quantprecision`` the 16-bit pair sums saturate and some move by 0.03
+_EXACT_TREATABLE = [0.4135, 0.0104, 0.0146, 0.1057, 0.0660, 0.0048, 0.0846, 0.5143, 0.3894, 0.0019,
+                    0.1146, 0.0028, 0.0035, 0.0043, 0.0583, 0.2064, 0.2785, 0.1339, 0.0063, 0.0850,
+                    0.1620, 0.2623, 0.0318, 0.0407, 0.0010, 0.0021, 0.6572, 0.4559, 0.0014, 0.0492]
+
+
+def test_the_tagger_computes_exact_int8_on_every_cpu() -> None:
+    from turnscope.resolver._neural import NeuralTagger
+
+    _, probs, need = NeuralTagger().run(
+        "Is it treatable?", ["What is throat cancer?",
+                             "Throat cancer is cancer that develops in the pharynx or larynx."])
+    # float rounding between SIMD paths is ~1e-6; saturation moves these by up to 0.03
+    assert np.abs(probs - np.asarray(_EXACT_TREATABLE)).max() < 2e-3
+    assert need == pytest.approx(0.9986, abs=2e-3)
