@@ -1,7 +1,7 @@
 """How much the development objective moves with the fold models' seed alone.
 
     python benchmarks/objective_noise.py [--seeds 13,14,15,16,17,18] [--config shipped|own-histories]
-        [--bag K] [--paired OTHER.json] [--save FILE.json] [--png FILE.png]
+        [--bag K] [--paired OTHER.json] [--save FILE.json] [--png FILE.png] [--redraw SAVED.json]
 
 The rule that decides whether a resolver candidate earns a look at a check set compares its
 calibration objective (coverage - 2 x contamination, mean over the three development sets,
@@ -54,9 +54,17 @@ def main() -> None:
     ap.add_argument("--bag", type=int, default=1, help="models averaged in every ranker and gate")
     ap.add_argument("--paired", type=Path, help="another run's --save JSON to compare with, seed by seed")
     ap.add_argument("--save", type=Path)
+    ap.add_argument("--redraw", type=Path, help="a saved run: draw --png from it (with --paired) and fit nothing")
     ap.add_argument("--png", type=Path)
     args = ap.parse_args()
     console = Console()
+    if args.redraw:
+        if not args.png:
+            raise SystemExit("--redraw needs --png")
+        saved = json.loads(args.redraw.read_text())
+        draw(saved, list(saved["rows"][0]["sets"]), args.png,
+             json.loads(args.paired.read_text()) if args.paired else None)
+        return
     seeds = [int(s) for s in args.seeds.split(",")]
     if args.bag < 1:
         raise SystemExit("--bag must be at least 1")
@@ -98,12 +106,13 @@ def main() -> None:
     console.print(table)
     console.print(f"mean {summary['mean']:.4f}, range {summary['min']:.4f} - {summary['max']:.4f}; "
                   f"sd of one seed {sd:.4f}, of a two-seed mean {summary['sd_two_seed_mean']:.4f}")
-    if args.paired:
-        summary["paired"] = paired(summary, json.loads(args.paired.read_text()), console)
+    other = json.loads(args.paired.read_text()) if args.paired else None
+    if other is not None:
+        summary["paired"] = paired(summary, other, console)
     if args.save:
         args.save.write_text(json.dumps(summary, indent=1) + "\n")
     if args.png:
-        draw(summary, sets, args.png)
+        draw(summary, sets, args.png, other)
 
 
 def _with_own_histories(exs: list[Any], folded: Any, seed: int, loaded: dict[str, Any],
@@ -141,7 +150,9 @@ def paired(summary: dict[str, Any], other: dict[str, Any], console: Console) -> 
     return out
 
 
-def draw(summary: dict[str, Any], sets: list[str], png: Path) -> None:
+def draw(summary: dict[str, Any], sets: list[str], png: Path, other: dict[str, Any] | None = None) -> None:
+    """Each seed's objective and per-set point; with ``other`` (the --paired run) its points in
+    grey beside, a line joining the two runs of one seed."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -150,7 +161,15 @@ def draw(summary: dict[str, Any], sets: list[str], png: Path) -> None:
     rows = summary["rows"]
     fig, axes = plt.subplots(1, len(sets) + 1, figsize=(4.4 * (len(sets) + 1), 4))
     ax = axes[0]
-    ax.scatter([r["seed"] for r in rows], [r["objective"] for r in rows], color="tab:blue")
+    label = summary.get("config", "shipped")
+    theirs = {r["seed"]: r for r in other["rows"]} if other is not None else {}
+    for r in rows:
+        if r["seed"] in theirs:
+            ax.plot([r["seed"]] * 2, [theirs[r["seed"]]["objective"], r["objective"]], color="grey", lw=0.8)
+    if theirs:
+        ax.scatter(list(theirs), [t["objective"] for t in theirs.values()], color="grey",
+                   label=other.get("config", "shipped") if other is not None else None)
+    ax.scatter([r["seed"] for r in rows], [r["objective"] for r in rows], color="tab:blue", label=label)
     ax.axhline(summary["mean"], color="grey", lw=1)
     ax.axhspan(summary["mean"] - summary["sd_two_seed_mean"], summary["mean"] + summary["sd_two_seed_mean"],
                color="grey", alpha=0.2, label="mean +/- sd of a two-seed mean")
@@ -159,7 +178,11 @@ def draw(summary: dict[str, Any], sets: list[str], png: Path) -> None:
     ax.margins(y=0.25)
     ax.legend(fontsize=8, loc="lower left")
     for ax, name in zip(axes[1:], sets, strict=True):
-        ax.scatter([r["sets"][name]["contamination"] for r in rows], [r["sets"][name]["coverage"] for r in rows])
+        if theirs:
+            ax.scatter([t["sets"][name]["contamination"] for t in theirs.values()],
+                       [t["sets"][name]["coverage"] for t in theirs.values()], color="grey")
+        ax.scatter([r["sets"][name]["contamination"] for r in rows], [r["sets"][name]["coverage"] for r in rows],
+                   color="tab:blue")
         for r in rows:
             ax.annotate(str(r["seed"]), (r["sets"][name]["contamination"], r["sets"][name]["coverage"]), fontsize=7)
         ax.set_title(f"{name}: one dot per seed")
