@@ -220,7 +220,6 @@ class Resolver:
         #: the threshold for a message with a pronoun slot (models without one: the same)
         self.slot_threshold = float(meta.get("slot_threshold", meta["threshold"]))
         self.max_carried = int(meta["max_carried"])
-        #: later turns read a turn this resolver left unchanged with its best phrase when the
         #: how later turns read a turn this resolver left unchanged (:class:`Shadow`; None: as
         #: the user's query)
         self.shadow = Shadow.from_meta(meta)
