@@ -95,17 +95,13 @@ def test_the_latent_mode_reaches_the_resolver_training(flags: list[str], expecte
     assert {k: seen[k] for k in expected} == expected
 
 
-def test_a_shadow_floor_without_own_histories_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--shadow-floor", "0.5"], "needs --own-histories"),
+    (["--bag", "0"], "--bag"),
+])
+def test_a_resolver_option_it_cannot_train_is_refused(flags: list[str], message: str, tmp_path: Path) -> None:
     out = tmp_path / "resolver.txt"
-    result = runner.invoke(app, ["train", "--only", "resolver", "--output", str(out), "--shadow-floor", "0.5"])
+    result = runner.invoke(app, ["train", "--only", "resolver", "--output", str(out), *flags])
     assert result.exit_code == 2
-    assert "needs --own-histories" in result.output
-    assert not out.exists()
-
-
-def test_a_bag_of_no_models_is_refused(tmp_path: Path) -> None:
-    out = tmp_path / "resolver.txt"
-    result = runner.invoke(app, ["train", "--only", "resolver", "--output", str(out), "--bag", "0"])
-    assert result.exit_code == 2
-    assert "--bag" in result.output
+    assert message in result.output
     assert not out.exists()
