@@ -166,9 +166,9 @@ def draw(summary: dict[str, Any], sets: list[str], png: Path, other: dict[str, A
     for r in rows:
         if r["seed"] in theirs:
             ax.plot([r["seed"]] * 2, [theirs[r["seed"]]["objective"], r["objective"]], color="grey", lw=0.8)
-    if theirs:
+    if other is not None:
         ax.scatter(list(theirs), [t["objective"] for t in theirs.values()], color="grey",
-                   label=other.get("config", "shipped") if other is not None else None)
+                   label=other.get("config", "shipped"))
     ax.scatter([r["seed"] for r in rows], [r["objective"] for r in rows], color="tab:blue", label=label)
     ax.axhline(summary["mean"], color="grey", lw=1)
     ax.axhspan(summary["mean"] - summary["sd_two_seed_mean"], summary["mean"] + summary["sd_two_seed_mean"],

@@ -249,26 +249,26 @@ def fit(examples: Sequence[Example], seed: int, rounds: int = DEFAULT_ROUNDS,
         params: dict[str, Any] | None = None, features: Sequence[str] = BASE_FEATURES, bag: int = 1) -> Any:
     """The ranker: every candidate of every message (its columns named ``features``); a
     :class:`Bag` of ``bag`` seeds where ``bag`` > 1."""
-    return _bagged(lambda s: _fit([e.x for e in examples], [e.y for e in examples], list(features), s, rounds,
-                                  params), seed, bag)
-
-
-def _bagged(fit_one: Callable[[int], Any], seed: int, bag: int) -> Any:
-    if bag < 1:
-        raise ValueError(f"bag must be at least 1, got {bag}")
-    if bag == 1:
-        return fit_one(seed)
-    return Bag(tuple(fit_one(seed + BAG_SEED_STEP * i) for i in range(bag)))
+    return _fit([e.x for e in examples], [e.y for e in examples], list(features), seed, rounds, params, bag=bag)
 
 
 def _fit(xs: Sequence[np.ndarray], ys: Sequence[np.ndarray], names: list[str],
          seed: int, rounds: int, params: dict[str, Any] | None = None,
-         weights: Sequence[np.ndarray] | None = None) -> Any:
+         weights: Sequence[np.ndarray] | None = None, bag: int = 1) -> Any:
+    """One LightGBM model at ``seed``; with ``bag`` > 1 a :class:`Bag` of models at seeds
+    ``seed + BAG_SEED_STEP * i`` (the first of them the single model's)."""
     import lightgbm as lgb
 
-    data = lgb.Dataset(np.concatenate(xs), np.concatenate(ys), feature_name=names, free_raw_data=True,
-                       weight=np.concatenate(weights) if weights is not None else None)
-    return lgb.train({**PARAMS, **(params or {}), "seed": seed}, data, num_boost_round=rounds)
+    if bag < 1:
+        raise ValueError(f"bag must be at least 1, got {bag}")
+    members = []
+    for i in range(bag):
+        # a Dataset frees its rows once built: each member builds its own
+        data = lgb.Dataset(np.concatenate(xs), np.concatenate(ys), feature_name=names, free_raw_data=True,
+                           weight=np.concatenate(weights) if weights is not None else None)
+        members.append(lgb.train({**PARAMS, **(params or {}), "seed": seed + BAG_SEED_STEP * i}, data,
+                                 num_boost_round=rounds))
+    return members[0] if bag == 1 else Bag(tuple(members))
 
 
 @dataclass
@@ -306,8 +306,8 @@ def fit_gate(g: _GateData, idx: Sequence[int], seed: int, rounds: int,
     # no weights at all where every message weighs 1: the shipped gate is rebuilt as it was
     weights = None if all(g.w[j] == 1.0 for j in idx) else \
         [np.full(len(g.y[j]), g.w[j], dtype=np.float64) for j in idx]
-    return _bagged(lambda s: _fit([g.x[j] for j in idx], [g.y[j] for j in idx], [*features, *GATE_EXTRA], s,
-                                  rounds, params, weights), seed, bag)
+    return _fit([g.x[j] for j in idx], [g.y[j] for j in idx], [*features, *GATE_EXTRA], seed, rounds,
+                params, weights, bag)
 
 
 def sweep(examples: Sequence[Example], g: _GateData, gate: Sequence[np.ndarray]) -> list[dict[str, Any]]:
