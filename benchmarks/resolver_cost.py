@@ -12,7 +12,9 @@ Absolute times on a shared 2-core machine are noise; the ratio is the figure. Th
 systems (and a fourth row, the learned resolver with every e5 vector answered from a
 warm cache: the resolver's own work, which code changes move and e5 does not) are timed
 in interleaved rounds (``--rounds``), so that a change in the machine's load falls on all
-of them alike; the medians are over every exchange of every round.
+of them alike; the medians are over every exchange of every round. Where the tagger runs on
+two threads (the default on two cores), a last row times the learned resolver with a tagger on
+one thread, the baseline of that choice (``--no-single-thread-row`` drops it).
 
 Then the growth with the conversation's length: the same five exchanges are timed
 after a history of 10 turns and after ``--long-turns`` turns (other CAsT 2021
@@ -38,7 +40,7 @@ from turnscope import Session
 from turnscope.datasets import load_cast
 from turnscope.resolver import CachedEmbedder, Resolver
 from turnscope.resolver._candidates import HistoryTurn, clear_text_caches, sentences
-from turnscope.resolver._neural import default_tagger
+from turnscope.resolver._neural import DEFAULT_THREADS, NeuralTagger, default_tagger
 
 
 def exchanges(items: list[dict[str, Any]]) -> list[list[tuple[str, str]]]:
@@ -74,6 +76,17 @@ def fresh_learned() -> Session:
     clear_text_caches()
     default_tagger().clear_cache()
     return Session(resolver=Resolver.load(embedder=CachedEmbedder()))
+
+
+def learned_with(tagger: NeuralTagger) -> Any:
+    """Like :func:`fresh_learned`, with another tagger (the same model on other threads)."""
+
+    def make() -> Session:
+        clear_text_caches()
+        tagger.clear_cache()
+        return Session(resolver=Resolver.load(embedder=CachedEmbedder(), tagger=tagger))
+
+    return make
 
 
 def warm_learned(embedder: CachedEmbedder) -> Any:
@@ -168,7 +181,10 @@ def main() -> None:
     ap.add_argument("--conversations", type=int, default=6)
     ap.add_argument("--long-turns", type=int, default=1000)
     ap.add_argument("--rounds", type=int, default=3, help="interleaved timing rounds")
+    ap.add_argument("--single-thread-row", action=argparse.BooleanOptionalAction, default=True,
+                    help="also time the learned resolver with its tagger on one thread (round 18's baseline)")
     args = ap.parse_args()
+    one_thread = NeuralTagger(threads=1) if args.single_thread_row and DEFAULT_THREADS > 1 else None
     all_convs = exchanges(load_cast(2021, part="dev"))
     convs = all_convs[: args.conversations]
     console = Console(width=120)
@@ -179,6 +195,7 @@ def main() -> None:
     encoder: list[float] = []
     own: list[float] = []
     neural: list[float] = []
+    single: list[float] = []
     n_texts = 0
     with Progress(console=Console(stderr=True), transient=True) as progress:
         task = progress.add_task("timing rounds", total=args.rounds)
@@ -191,6 +208,8 @@ def main() -> None:
             encoder += encoder_alone(convs)
             own += run(convs, warm_learned(warm))[0]
             neural += tagger_alone(convs)
+            if one_thread is not None:
+                single += run(convs, learned_with(one_thread))[0]
             progress.advance(task)
     n = len(learned)
     table = Table(title=f"time per exchange, {len(convs)} CAsT 2021 dev conversations, "
@@ -199,10 +218,13 @@ def main() -> None:
         table.add_column(col, justify="right")
     med_r = statistics.median(rules)
     med_e = statistics.median(encoder)
-    for name, ts in (("rules alone", rules), ("e5 alone (the user turn, once)", encoder),
-                     ("neural tagger alone (the user turn with its history)", neural),
-                     ("learned resolver (with the tagger)", learned),
-                     ("learned resolver, e5 from a warm cache", own)):
+    rows = [("rules alone", rules), ("e5 alone (the user turn, once)", encoder),
+            (f"neural tagger alone ({DEFAULT_THREADS} threads; the user turn with its history)", neural),
+            (f"learned resolver (with the tagger, {DEFAULT_THREADS} threads)", learned),
+            ("learned resolver, e5 from a warm cache", own)]
+    if single:
+        rows.append(("learned resolver, tagger on 1 thread", single))
+    for name, ts in rows:
         med = statistics.median(ts)
         p90 = sorted(ts)[int(0.9 * (len(ts) - 1))]
         table.add_row(name, f"{med * 1000:.1f}", f"{p90 * 1000:.1f}", f"{med / med_r:.2f}", f"{med / med_e:.2f}")

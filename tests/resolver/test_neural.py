@@ -97,3 +97,34 @@ def test_the_tagger_computes_exact_int8_on_every_cpu() -> None:
     # float rounding between SIMD paths is ~1e-6; saturation moves these by up to 0.03
     assert np.abs(probs - np.asarray(_EXACT_TREATABLE)).max() < 2e-3
     assert need == pytest.approx(0.9986, abs=2e-3)
+
+
+def test_the_tagger_gives_the_same_answer_on_one_thread_and_on_two() -> None:
+    # the default runs two intra-op threads where there are two cores; integer GEMM splits
+    # rows and columns, not the sums, so the outputs must not depend on it
+    one, two = NeuralTagger(threads=1), NeuralTagger(threads=2)
+    texts = ["What is throat cancer?", "Throat cancer is cancer that develops in the pharynx or larynx.",
+             "What are its symptoms?", "A cough, a sore throat and trouble swallowing are common."]
+    for message in ("Is it treatable?", "How is the second one diagnosed?", "what about in children"):
+        _, p1, n1 = one.run(message, texts)
+        _, p2, n2 = two.run(message, texts)
+        assert np.array_equal(p1, p2)
+        assert n1 == n2
+
+
+@pytest.mark.parametrize("threads", [0, -1, 1.5, True])
+def test_a_bad_thread_count_is_a_config_error(threads) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ConfigError, match="threads"):
+        NeuralTagger(threads=threads)
+
+
+def test_the_default_tagger_runs_on_two_threads_where_there_are_two_cores() -> None:
+    import os
+
+    from turnscope.resolver._neural import DEFAULT_THREADS
+
+    assert DEFAULT_THREADS == min(2, os.cpu_count() or 1)
+    opts = default_tagger()._session.get_session_options()
+    assert opts.intra_op_num_threads == DEFAULT_THREADS
+    assert opts.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+    assert opts.get_session_config_entry("session.x64quantprecision") == "1"

