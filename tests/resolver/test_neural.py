@@ -121,10 +121,30 @@ def test_a_bad_thread_count_is_a_config_error(threads) -> None:  # type: ignore[
 def test_the_default_tagger_runs_on_two_threads_where_there_are_two_cores() -> None:
     import os
 
-    from turnscope.resolver._neural import DEFAULT_THREADS
+    from turnscope.resolver._neural import DEFAULT_THREADS, tagger_threads
 
     assert DEFAULT_THREADS == min(2, os.cpu_count() or 1)
+    assert tagger_threads({}) == DEFAULT_THREADS
     opts = default_tagger()._session.get_session_options()
-    assert opts.intra_op_num_threads == DEFAULT_THREADS
+    assert opts.intra_op_num_threads == tagger_threads()
     assert opts.get_session_config_entry("session.intra_op.allow_spinning") == "0"
     assert opts.get_session_config_entry("session.x64quantprecision") == "1"
+
+
+def test_the_environment_sets_the_tagger_threads(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from turnscope.resolver._neural import THREADS_ENV, tagger_threads
+
+    assert tagger_threads({THREADS_ENV: " 3 "}) == 3
+    monkeypatch.setenv(THREADS_ENV, "1")
+    assert NeuralTagger()._session.get_session_options().intra_op_num_threads == 1
+    # an explicit count wins over the environment
+    assert NeuralTagger(threads=2)._session.get_session_options().intra_op_num_threads == 2
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "two", "1.5"])
+def test_a_bad_thread_count_in_the_environment_names_the_variable(monkeypatch, value) -> None:  # type: ignore[no-untyped-def]
+    from turnscope.resolver._neural import THREADS_ENV
+
+    monkeypatch.setenv(THREADS_ENV, value)
+    with pytest.raises(ConfigError, match=f"{THREADS_ENV} must be a whole number >= 1, got '{value}'"):
+        NeuralTagger()

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -32,8 +32,8 @@ import numpy as np
 from turnscope._exceptions import ConfigError
 from turnscope.resolver._candidates import HistoryTurn, key_of
 
-__all__ = ["DEFAULT_MAX_LEN", "DEFAULT_THREADS", "EMPTY_EVIDENCE", "Encoded", "NeuralEvidence", "NeuralTagger",
-           "default_tagger", "encode", "word_scores", "word_spans", "word_text"]
+__all__ = ["DEFAULT_MAX_LEN", "DEFAULT_THREADS", "EMPTY_EVIDENCE", "THREADS_ENV", "Encoded", "NeuralEvidence",
+           "NeuralTagger", "default_tagger", "encode", "tagger_threads", "word_scores", "word_spans", "word_text"]
 
 #: tokens of the whole sequence; 128 keeps a turn's cost near one e5 embedding and covers
 #: the message and, on CAsT-length answers, the last two to four turns
@@ -46,6 +46,9 @@ TURN_TOKENS = 40
 #: columns, never a sum, so the outputs do not depend on it (test); on the 2-core AVX2 machine of
 #: round 18 two threads took 0.63x the time of one (504 development messages, 83 tokens median)
 DEFAULT_THREADS = min(2, os.cpu_count() or 1)
+#: overrides :data:`DEFAULT_THREADS` (as ``OMP_NUM_THREADS`` does for e5), e.g. 1 under
+#: ``turnscope serve --workers N`` on few cores
+THREADS_ENV = "TURNSCOPE_TAGGER_THREADS"
 #: history turns read, newest first (the ranker's window is larger; older turns rarely fit)
 MAX_TURNS = 8
 _MODEL_DIR = "neural"
@@ -191,10 +194,12 @@ class NeuralTagger:
     """
 
     def __init__(self, model: Path | None = None, tokenizer: Path | None = None, *,
-                 max_len: int = DEFAULT_MAX_LEN, threads: int = DEFAULT_THREADS) -> None:
+                 max_len: int = DEFAULT_MAX_LEN, threads: int | None = None) -> None:
         import onnxruntime as ort
 
-        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        if threads is None:
+            threads = tagger_threads()
+        elif isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise ConfigError(f"tagger threads must be a whole number >= 1, got {threads!r}")
         path = model or Path(str(resources.files("turnscope") / "data" / "models" / _MODEL_DIR / _MODEL_FILE))
         if not path.exists():
@@ -251,6 +256,21 @@ class NeuralTagger:
             if len(self._cache) > _CACHE_SIZE:
                 self._cache.popitem(last=False)
         return ev
+
+
+def tagger_threads(environ: Mapping[str, str] | None = None) -> int:
+    """The tagger's intra-op threads: ``$TURNSCOPE_TAGGER_THREADS`` if set, else
+    :data:`DEFAULT_THREADS`.
+
+    >>> tagger_threads({"TURNSCOPE_TAGGER_THREADS": "1"})
+    1
+    """
+    raw = (os.environ if environ is None else environ).get(THREADS_ENV, "").strip()
+    if not raw:
+        return DEFAULT_THREADS
+    if not raw.isdigit() or int(raw) < 1:
+        raise ConfigError(f"{THREADS_ENV} must be a whole number >= 1, got {raw!r}")
+    return int(raw)
 
 
 _DEFAULT: NeuralTagger | None = None
