@@ -14,7 +14,8 @@ warm cache: the resolver's own work, which code changes move and e5 does not) ar
 in interleaved rounds (``--rounds``), so that a change in the machine's load falls on all
 of them alike; the medians are over every exchange of every round. Where the tagger runs on
 two threads (the default on two cores), a last row times the learned resolver with a tagger on
-one thread, the baseline of that choice (``--no-single-thread-row`` drops it).
+one thread, the baseline of that choice (``--no-single-thread-row`` drops it), and another the
+tagger run after e5 instead of beside it (``--no-sequential-row``).
 
 Then the growth with the conversation's length: the same five exchanges are timed
 after a history of 10 turns and after ``--long-turns`` turns (other CAsT 2021
@@ -183,8 +184,11 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3, help="interleaved timing rounds")
     ap.add_argument("--single-thread-row", action=argparse.BooleanOptionalAction, default=True,
                     help="also time the learned resolver with its tagger on one thread (round 18's baseline)")
+    ap.add_argument("--sequential-row", action=argparse.BooleanOptionalAction, default=True,
+                    help="also time the learned resolver with the tagger run after e5 instead of beside it")
     args = ap.parse_args()
     one_thread = NeuralTagger(threads=1) if args.single_thread_row and DEFAULT_THREADS > 1 else None
+    no_overlap = NeuralTagger(overlap=False) if args.sequential_row else None
     all_convs = exchanges(load_cast(2021, part="dev"))
     convs = all_convs[: args.conversations]
     console = Console(width=120)
@@ -196,6 +200,7 @@ def main() -> None:
     own: list[float] = []
     neural: list[float] = []
     single: list[float] = []
+    sequential: list[float] = []
     n_texts = 0
     with Progress(console=Console(stderr=True), transient=True) as progress:
         task = progress.add_task("timing rounds", total=args.rounds)
@@ -210,6 +215,8 @@ def main() -> None:
             neural += tagger_alone(convs)
             if one_thread is not None:
                 single += run(convs, learned_with(one_thread))[0]
+            if no_overlap is not None:
+                sequential += run(convs, learned_with(no_overlap))[0]
             progress.advance(task)
     n = len(learned)
     table = Table(title=f"time per exchange, {len(convs)} CAsT 2021 dev conversations, "
@@ -224,6 +231,8 @@ def main() -> None:
             ("learned resolver, e5 from a warm cache", own)]
     if single:
         rows.append(("learned resolver, tagger on 1 thread", single))
+    if sequential:
+        rows.append(("learned resolver, tagger after e5 (no overlap)", sequential))
     for name, ts in rows:
         med = statistics.median(ts)
         p90 = sorted(ts)[int(0.9 * (len(ts) - 1))]

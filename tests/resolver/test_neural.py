@@ -148,3 +148,56 @@ def test_a_bad_thread_count_in_the_environment_names_the_variable(monkeypatch, v
     monkeypatch.setenv(THREADS_ENV, value)
     with pytest.raises(ConfigError, match=f"{THREADS_ENV} must be a whole number >= 1, got '{value}'"):
         NeuralTagger()
+
+
+_TEXTS = [HistoryTurn(1, "user", "What is throat cancer?"),
+          HistoryTurn(2, "assistant", "Throat cancer is cancer that develops in the pharynx or larynx.")]
+
+
+def test_a_prefetched_answer_is_the_one_computed_inline() -> None:
+    inline = NeuralTagger(overlap=False).evidence("Is it treatable?", _TEXTS)
+    t = NeuralTagger()
+    t.prefetch("Is it treatable?", _TEXTS)
+    ev = t.evidence("Is it treatable?", _TEXTS)
+    assert ev == inline
+    assert t._pending == {}
+    assert t.evidence("Is it treatable?", _TEXTS) is ev  # cached
+
+
+def test_a_pair_is_computed_once_however_often_it_is_prefetched(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    t = NeuralTagger()
+    calls: list[str] = []
+    real = t.run
+
+    def counted(message, texts):  # type: ignore[no-untyped-def]
+        calls.append(message)
+        return real(message, texts)
+
+    monkeypatch.setattr(t, "run", counted)
+    for _ in range(3):
+        t.prefetch("Is it treatable?", _TEXTS)
+    t.evidence("Is it treatable?", _TEXTS)
+    t.prefetch("Is it treatable?", _TEXTS)  # already cached: nothing starts
+    t.evidence("Is it treatable?", _TEXTS)
+    assert calls == ["Is it treatable?"]
+
+
+def test_without_overlap_prefetch_does_nothing() -> None:
+    t = NeuralTagger(overlap=False)
+    t.prefetch("Is it treatable?", _TEXTS)
+    assert t._pending == {} and t._executor is None and len(t._cache) == 0
+
+
+def test_a_failure_on_the_tagger_thread_reaches_the_caller_and_is_not_kept(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    t = NeuralTagger()
+
+    def broken(message, texts):  # type: ignore[no-untyped-def]
+        raise RuntimeError("onnxruntime failed")
+
+    monkeypatch.setattr(t, "run", broken)
+    t.prefetch("Is it treatable?", _TEXTS)
+    with pytest.raises(RuntimeError, match="onnxruntime failed"):
+        t.evidence("Is it treatable?", _TEXTS)
+    assert t._pending == {}
+    monkeypatch.undo()
+    assert 0.0 <= t.evidence("Is it treatable?", _TEXTS).need <= 1.0

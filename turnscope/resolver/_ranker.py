@@ -244,6 +244,14 @@ class Resolver:
             self._tagger = default_tagger()
         return self._tagger
 
+    def prefetch(self, message: str, history: Sequence[HistoryTurn]) -> None:
+        """Start the tagger's work for :meth:`resolve` of the same arguments on its own thread,
+        so that it overlaps what the caller does first (a session embeds the message for the
+        topic-shift detector). The resolution is the same with or without it."""
+        tagger = self.tagger
+        if tagger is not None:
+            tagger.prefetch(message, tagger_view(history, self.nn_rewrites))
+
     def threshold_for(self, message: str) -> float:
         """The gate threshold that applies to ``message``."""
         return self.slot_threshold if has_slot(message) else self.threshold

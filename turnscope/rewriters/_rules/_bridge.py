@@ -87,8 +87,12 @@ class ResolverBridge(RuleBase):
             if self._unavailable:
                 trace["resolver"] = {"unavailable": self._unavailable}
             return None
+        history = history_of(state, shadow=resolver.shadow)
+        # the tagger reads the message and the history while e5 embeds the message for the
+        # shift detector: neither needs the other's answer
+        resolver.prefetch(text, history)
         shift = session_shift(state, msg.index, msg.text, resolver)
-        res = resolver.resolve(text, history_of(state, shadow=resolver.shadow), shift=shift)
+        res = resolver.resolve(text, history, shift=shift)
         # what this turn was probably about, carried or not: the next turns read it
         remember_latent(state, msg.index, res)
         trace["resolver"] = res.trace()
