@@ -12,10 +12,9 @@ Absolute times on a shared 2-core machine are noise; the ratio is the figure. Th
 systems (and a fourth row, the learned resolver with every e5 vector answered from a
 warm cache: the resolver's own work, which code changes move and e5 does not) are timed
 in interleaved rounds (``--rounds``), so that a change in the machine's load falls on all
-of them alike; the medians are over every exchange of every round. Where the tagger runs on
-two threads (the default on two cores), a last row times the learned resolver with a tagger on
-one thread, the baseline of that choice (``--no-single-thread-row`` drops it), and another the
-tagger run after e5 instead of beside it (``--no-sequential-row``).
+of them alike; the medians are over every exchange of every round. Two more rows time the
+learned resolver with its tagger on ``--threads-row K`` threads (2 unless told; 0 drops the
+row) and with the tagger run after e5 instead of beside it (``--no-sequential-row``).
 
 Then the growth with the conversation's length: the same five exchanges are timed
 after a history of 10 turns and after ``--long-turns`` turns (other CAsT 2021
@@ -41,7 +40,7 @@ from turnscope import Session
 from turnscope.datasets import load_cast
 from turnscope.resolver import CachedEmbedder, Resolver
 from turnscope.resolver._candidates import HistoryTurn, clear_text_caches, sentences
-from turnscope.resolver._neural import DEFAULT_THREADS, NeuralTagger, default_tagger
+from turnscope.resolver._neural import NeuralTagger, default_tagger, tagger_threads
 
 
 def exchanges(items: list[dict[str, Any]]) -> list[list[tuple[str, str]]]:
@@ -182,12 +181,12 @@ def main() -> None:
     ap.add_argument("--conversations", type=int, default=6)
     ap.add_argument("--long-turns", type=int, default=1000)
     ap.add_argument("--rounds", type=int, default=3, help="interleaved timing rounds")
-    ap.add_argument("--single-thread-row", action=argparse.BooleanOptionalAction, default=True,
-                    help="also time the learned resolver with its tagger on one thread (round 18's baseline)")
+    ap.add_argument("--threads-row", type=int, default=2,
+                    help="also time the learned resolver with its tagger on this many threads (0: no such row)")
     ap.add_argument("--sequential-row", action=argparse.BooleanOptionalAction, default=True,
                     help="also time the learned resolver with the tagger run after e5 instead of beside it")
     args = ap.parse_args()
-    one_thread = NeuralTagger(threads=1) if args.single_thread_row and DEFAULT_THREADS > 1 else None
+    other_threads = NeuralTagger(threads=args.threads_row) if args.threads_row > 0 else None
     no_overlap = NeuralTagger(overlap=False) if args.sequential_row else None
     all_convs = exchanges(load_cast(2021, part="dev"))
     convs = all_convs[: args.conversations]
@@ -213,8 +212,8 @@ def main() -> None:
             encoder += encoder_alone(convs)
             own += run(convs, warm_learned(warm))[0]
             neural += tagger_alone(convs)
-            if one_thread is not None:
-                single += run(convs, learned_with(one_thread))[0]
+            if other_threads is not None:
+                single += run(convs, learned_with(other_threads))[0]
             if no_overlap is not None:
                 sequential += run(convs, learned_with(no_overlap))[0]
             progress.advance(task)
@@ -226,11 +225,11 @@ def main() -> None:
     med_r = statistics.median(rules)
     med_e = statistics.median(encoder)
     rows = [("rules alone", rules), ("e5 alone (the user turn, once)", encoder),
-            (f"neural tagger alone ({DEFAULT_THREADS} threads; the user turn with its history)", neural),
-            (f"learned resolver (with the tagger, {DEFAULT_THREADS} threads)", learned),
+            (f"neural tagger alone ({tagger_threads()} thread(s); the user turn with its history)", neural),
+            (f"learned resolver (the tagger beside e5, {DEFAULT_THREADS} thread(s))", learned),
             ("learned resolver, e5 from a warm cache", own)]
     if single:
-        rows.append(("learned resolver, tagger on 1 thread", single))
+        rows.append((f"learned resolver, tagger on {args.threads_row} threads", single))
     if sequential:
         rows.append(("learned resolver, tagger after e5 (no overlap)", sequential))
     for name, ts in rows:

@@ -100,8 +100,8 @@ def test_the_tagger_computes_exact_int8_on_every_cpu() -> None:
 
 
 def test_the_tagger_gives_the_same_answer_on_one_thread_and_on_two() -> None:
-    # the default runs two intra-op threads where there are two cores; integer GEMM splits
-    # rows and columns, not the sums, so the outputs must not depend on it
+    # integer GEMM splits rows and columns, not the sums, so the outputs must not depend on
+    # the number of threads
     one, two = NeuralTagger(threads=1), NeuralTagger(threads=2)
     texts = ["What is throat cancer?", "Throat cancer is cancer that develops in the pharynx or larynx.",
              "What are its symptoms?", "A cough, a sore throat and trouble swallowing are common."]
@@ -118,12 +118,10 @@ def test_a_bad_thread_count_is_a_config_error(threads) -> None:  # type: ignore[
         NeuralTagger(threads=threads)
 
 
-def test_the_default_tagger_runs_on_two_threads_where_there_are_two_cores() -> None:
-    import os
-
+def test_the_default_tagger_runs_on_one_thread_unless_told_otherwise() -> None:
     from turnscope.resolver._neural import DEFAULT_THREADS, tagger_threads
 
-    assert DEFAULT_THREADS == min(2, os.cpu_count() or 1)
+    assert DEFAULT_THREADS == 1
     assert tagger_threads({}) == DEFAULT_THREADS
     opts = default_tagger()._session.get_session_options()
     assert opts.intra_op_num_threads == tagger_threads()

@@ -43,10 +43,12 @@ DEFAULT_MAX_LEN = 128
 #: its subject; its tail would crowd out older user turns)
 MESSAGE_TOKENS = 40
 TURN_TOKENS = 40
-#: onnxruntime intra-op threads: two where there are two cores. Integer GEMM splits rows and
-#: columns, never a sum, so the outputs do not depend on it (test); on the 2-core AVX2 machine of
-#: round 18 two threads took 0.63x the time of one (504 development messages, 83 tokens median)
-DEFAULT_THREADS = min(2, os.cpu_count() or 1)
+#: onnxruntime intra-op threads. One: in a session the tagger runs beside e5 (``prefetch``),
+#: and a second thread competes with e5 for the cores (round 18, two cores: 1.47x e5 an
+#: exchange against 1.51x, mean of three runs). Alone (e5 cached, training) two threads take
+#: 0.63x the time of one; the outputs never depend on it (integer GEMM splits rows and
+#: columns, never a sum; test)
+DEFAULT_THREADS = 1
 #: overrides :data:`DEFAULT_THREADS` (as ``OMP_NUM_THREADS`` does for e5), e.g. 1 under
 #: ``turnscope serve --workers N`` on few cores
 THREADS_ENV = "TURNSCOPE_TAGGER_THREADS"
