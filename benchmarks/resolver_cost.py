@@ -226,7 +226,7 @@ def main() -> None:
     med_e = statistics.median(encoder)
     rows = [("rules alone", rules), ("e5 alone (the user turn, once)", encoder),
             (f"neural tagger alone ({tagger_threads()} thread(s); the user turn with its history)", neural),
-            (f"learned resolver (the tagger beside e5, {DEFAULT_THREADS} thread(s))", learned),
+            (f"learned resolver (the tagger beside e5, {tagger_threads()} thread(s))", learned),
             ("learned resolver, e5 from a warm cache", own)]
     if single:
         rows.append((f"learned resolver, tagger on {args.threads_row} threads", single))
