@@ -139,7 +139,7 @@ def test_the_environment_sets_the_tagger_threads(monkeypatch) -> None:  # type: 
     assert NeuralTagger(threads=2)._session.get_session_options().intra_op_num_threads == 2
 
 
-@pytest.mark.parametrize("value", ["0", "-1", "two", "1.5"])
+@pytest.mark.parametrize("value", ["0", "-1", "two", "1.5", "\u00b2"])
 def test_a_bad_thread_count_in_the_environment_names_the_variable(monkeypatch, value) -> None:  # type: ignore[no-untyped-def]
     from turnscope.resolver._neural import THREADS_ENV
 

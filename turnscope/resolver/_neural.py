@@ -49,8 +49,8 @@ TURN_TOKENS = 40
 #: 0.63x the time of one; the outputs never depend on it (integer GEMM splits rows and
 #: columns, never a sum; test)
 DEFAULT_THREADS = 1
-#: overrides :data:`DEFAULT_THREADS` (as ``OMP_NUM_THREADS`` does for e5), e.g. 1 under
-#: ``turnscope serve --workers N`` on few cores
+#: overrides :data:`DEFAULT_THREADS` (as ``OMP_NUM_THREADS`` does for e5), e.g. 2 where e5
+#: answers from a cache and the tagger runs alone
 THREADS_ENV = "TURNSCOPE_TAGGER_THREADS"
 #: history turns read, newest first (the ranker's window is larger; older turns rarely fit)
 MAX_TURNS = 8
@@ -210,7 +210,7 @@ class NeuralTagger:
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads
         opts.inter_op_num_threads = 1
-        # idle pool threads must not spin: e5 (OpenMP) runs right after on the same cores
+        # idle pool threads must not spin: e5's OpenMP threads share the cores
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         # exact int8 arithmetic on every x86 CPU: without VNNI, onnxruntime's u8 x s8 kernel
         # sums pairs of products in 16 bits (VPMADDUBSW), which saturates, and the tagger's
@@ -307,7 +307,7 @@ def tagger_threads(environ: Mapping[str, str] | None = None) -> int:
     raw = (os.environ if environ is None else environ).get(THREADS_ENV, "").strip()
     if not raw:
         return DEFAULT_THREADS
-    if not raw.isdigit() or int(raw) < 1:
+    if not (raw.isascii() and raw.isdigit()) or int(raw) < 1:
         raise ConfigError(f"{THREADS_ENV} must be a whole number >= 1, got {raw!r}")
     return int(raw)
 
