@@ -70,35 +70,29 @@ def run(convs: list[list[tuple[str, str]]], make: Any) -> tuple[list[float], int
     return times, texts
 
 
-def fresh_learned() -> Session:
-    """A session with the learned resolver and nothing cached from an earlier one: a fresh
-    embedder, and the chunk and key caches emptied (CAsT passages recur across topics)."""
-    clear_text_caches()
-    default_tagger().clear_cache()
-    return Session(resolver=Resolver.load(embedder=CachedEmbedder()))
-
-
-def learned_with(tagger: NeuralTagger) -> Any:
-    """Like :func:`fresh_learned`, with another tagger (the same model on other threads)."""
+def learned_with(tagger: NeuralTagger | None = None, embedder: CachedEmbedder | None = None) -> Any:
+    """A maker of sessions with the learned resolver and nothing cached from an earlier one:
+    the chunk and key caches and the tagger's answers emptied (CAsT passages recur across
+    topics), a fresh e5 cache unless ``embedder`` (warmed beforehand: what is left is the
+    resolver's own work) is given, and ``tagger`` (else the shared default one)."""
+    t = tagger or default_tagger()
 
     def make() -> Session:
         clear_text_caches()
-        tagger.clear_cache()
-        return Session(resolver=Resolver.load(embedder=CachedEmbedder(), tagger=tagger))
+        t.clear_cache()
+        return Session(resolver=Resolver.load(embedder=embedder or CachedEmbedder(), tagger=t))
 
     return make
+
+
+def fresh_learned() -> Session:
+    """A session with the learned resolver, the default tagger and nothing cached."""
+    return learned_with()()
 
 
 def warm_learned(embedder: CachedEmbedder) -> Any:
-    """Like :func:`fresh_learned`, but e5 answers from ``embedder`` (warmed beforehand): what
-    is left is the resolver's own work. The chunk and key caches are still emptied."""
-
-    def make() -> Session:
-        clear_text_caches()
-        default_tagger().clear_cache()
-        return Session(resolver=Resolver.load(embedder=embedder))
-
-    return make
+    """Like :func:`learned_with`, but e5 answers from ``embedder``."""
+    return learned_with(embedder=embedder)
 
 
 def encoder_alone(convs: list[list[tuple[str, str]]]) -> list[float]:
@@ -198,7 +192,7 @@ def main() -> None:
     encoder: list[float] = []
     own: list[float] = []
     neural: list[float] = []
-    single: list[float] = []
+    other: list[float] = []
     sequential: list[float] = []
     n_texts = 0
     with Progress(console=Console(stderr=True), transient=True) as progress:
@@ -213,7 +207,7 @@ def main() -> None:
             own += run(convs, warm_learned(warm))[0]
             neural += tagger_alone(convs)
             if other_threads is not None:
-                single += run(convs, learned_with(other_threads))[0]
+                other += run(convs, learned_with(other_threads))[0]
             if no_overlap is not None:
                 sequential += run(convs, learned_with(no_overlap))[0]
             progress.advance(task)
@@ -228,8 +222,8 @@ def main() -> None:
             (f"neural tagger alone ({tagger_threads()} thread(s); the user turn with its history)", neural),
             (f"learned resolver (the tagger beside e5, {tagger_threads()} thread(s))", learned),
             ("learned resolver, e5 from a warm cache", own)]
-    if single:
-        rows.append((f"learned resolver, tagger on {args.threads_row} threads", single))
+    if other:
+        rows.append((f"learned resolver, tagger on {args.threads_row} threads", other))
     if sequential:
         rows.append(("learned resolver, tagger after e5 (no overlap)", sequential))
     for name, ts in rows:
