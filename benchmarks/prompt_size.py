@@ -1,4 +1,4 @@
-"""Prompt size per turn, by scope policy, as a conversation grows (issue 4).
+"""Prompt size per turn, by scope policy, as a conversation grows.
 
 Run from the repository root::
 
@@ -41,7 +41,7 @@ from turnscope import Session, bundled_vocabulary
 from turnscope.rewriters import RewriteRequest, RewriteResult, build_messages, prompt_size
 
 LENGTHS = (10, 50, 200)
-#: liveness must stay within this growth from 10 to 200 turns (issue 4)
+#: liveness must stay within this growth from 10 to 200 turns
 FLAT_GOAL = 1.3
 TURNS_PER_TOPIC = 10
 

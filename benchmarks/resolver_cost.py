@@ -12,9 +12,9 @@ Absolute times on a shared 2-core machine are noise; the ratio is the figure. Th
 systems (and a fourth row, the learned resolver with every e5 vector answered from a
 warm cache: the resolver's own work, which code changes move and e5 does not) are timed
 in interleaved rounds (``--rounds``), so that a change in the machine's load falls on all
-of them alike; the medians are over every exchange of every round. Two more rows time the
+of them alike; the medians are over every exchange of every round. One more row times the
 learned resolver with its tagger on ``--threads-row K`` threads (2 unless told; 0 drops the
-row) and with the tagger run after e5 instead of beside it (``--no-sequential-row``).
+row), the setting ``$TURNSCOPE_TAGGER_THREADS`` changes.
 
 Then the growth with the conversation's length: the same five exchanges are timed
 after a history of 10 turns and after ``--long-turns`` turns (other CAsT 2021
@@ -111,7 +111,7 @@ def encoder_alone(convs: list[list[tuple[str, str]]]) -> list[float]:
 
 def tagger_alone(convs: list[list[tuple[str, str]]]) -> list[float]:
     """The time the neural tagger takes on each user turn with the turns before it (its
-    cache emptied first): the encoder that issue 20 adds to an exchange."""
+    cache emptied first): the encoder the learned resolver adds to an exchange."""
     tagger = default_tagger()
     tagger.clear_cache()
     times = []
@@ -177,11 +177,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3, help="interleaved timing rounds")
     ap.add_argument("--threads-row", type=int, default=2,
                     help="also time the learned resolver with its tagger on this many threads (0: no such row)")
-    ap.add_argument("--sequential-row", action=argparse.BooleanOptionalAction, default=True,
-                    help="also time the learned resolver with the tagger run after e5 instead of beside it")
     args = ap.parse_args()
     other_threads = NeuralTagger(threads=args.threads_row) if args.threads_row > 0 else None
-    no_overlap = NeuralTagger(overlap=False) if args.sequential_row else None
     all_convs = exchanges(load_cast(2021, part="dev"))
     convs = all_convs[: args.conversations]
     console = Console(width=120)
@@ -193,7 +190,6 @@ def main() -> None:
     own: list[float] = []
     neural: list[float] = []
     other: list[float] = []
-    sequential: list[float] = []
     n_texts = 0
     with Progress(console=Console(stderr=True), transient=True) as progress:
         task = progress.add_task("timing rounds", total=args.rounds)
@@ -208,8 +204,6 @@ def main() -> None:
             neural += tagger_alone(convs)
             if other_threads is not None:
                 other += run(convs, learned_with(other_threads))[0]
-            if no_overlap is not None:
-                sequential += run(convs, learned_with(no_overlap))[0]
             progress.advance(task)
     n = len(learned)
     table = Table(title=f"time per exchange, {len(convs)} CAsT 2021 dev conversations, "
@@ -224,8 +218,6 @@ def main() -> None:
             ("learned resolver, e5 from a warm cache", own)]
     if other:
         rows.append((f"learned resolver, tagger on {args.threads_row} threads", other))
-    if sequential:
-        rows.append(("learned resolver, tagger after e5 (no overlap)", sequential))
     for name, ts in rows:
         med = statistics.median(ts)
         p90 = sorted(ts)[int(0.9 * (len(ts) - 1))]

@@ -1,15 +1,16 @@
 """Coverage / contamination on every development and check set (docs/splits.md), beside
-the SPEC section 7 baselines.
+the baselines (raw message, previous user turn, previous exchange, whole history, the
+organisers' automatic rewrite, the human rewrite).
 
     python benchmarks/resolver_sets.py [--sets cast19,canard,cast21dev,cast20,cast21check]
         [--policies default] [--save figures.json] [--before before.json] [--limit N]
 
 Items of one conversation are replayed once, in order: the session sees every earlier
 user turn and every response, as a chat backend would feed it. ``--before FILE`` adds the
-rows of an earlier run (e.g. the embedded default before the learned resolver) to the table.
+rows of an earlier run (e.g. the default before a change) to the table.
 
 A third figure, **wrong word**, is the share of rewrites that hold a content word found in
-neither the raw message nor the human rewrite (SPEC section 7 tokens, by stem). The
+neither the raw message nor the human rewrite (content words, by stem). The
 forbidden list only knows the conversation's topic words; a rewrite that swaps "the first
 band" for a name from the answer, or appends a heading of a passage, is wrong in a way it
 cannot see. Sets without human rewrites show "–" there.
@@ -96,11 +97,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--policies", default="default")
     ap.add_argument("--save", type=Path)
     ap.add_argument("--before", type=Path, help="figures.json of an earlier run to show beside")
-    ap.add_argument("--before-label", default="embedded default before issue 8")
+    ap.add_argument("--before-label", default="earlier run")
     ap.add_argument("--limit", type=int, default=0, help="first N items per set (quick runs)")
     ap.add_argument("--threshold", type=float, default=None, help="override the gate threshold")
     ap.add_argument("--resolver", choices=["default", "none"], default="default",
-                    help="none: the embedded rules alone (the behaviour before the learned resolver)")
+                    help="none: the embedded rules alone (Session(resolver=None))")
     args = ap.parse_args(argv)
     console = Console(width=200, stderr=True)
     names = [s.strip() for s in args.sets.split(",") if s.strip()]
@@ -127,7 +128,7 @@ def main(argv: list[str] | None = None) -> None:
     before: dict[str, Any] = json.loads(args.before.read_text()) if args.before else {}
     rows = sorted({k for r in results.values() for k in r} |
                   {f"before:{k}" for r in before.values() for k in r if k.startswith("turnscope")})
-    table = Table(title="coverage / contamination / wrong word over follow-up turns (SPEC sections 5, 7)")
+    table = Table(title="coverage / contamination / wrong word over follow-up turns")
     table.add_column("system")
     for name in names:
         table.add_column(f"{name} ({SETS[name][0]})", justify="right")

@@ -7,8 +7,8 @@ every message (the cap on carried phrases stays the shipped one), and once with 
 shipped pair of thresholds (one for messages with a pronoun slot, one for the rest). A
 session's earlier rewrites feed the later ones, so a threshold is judged where it
 acts, not on items taken one by one. The
-baselines of SPEC section 7 (raw, previous user turn, previous exchange, whole
-history, the organisers' automatic rewrite where the set has one) are measured in
+baselines (raw, previous user turn, previous exchange, whole history, the
+organisers' automatic rewrite where the set has one) are measured in
 the same run and drawn beside the curve. Runs on a check set by default: the
 shipped thresholds were chosen on development data, and this only reports what it
 gives elsewhere. Writes a table, a PNG and the rows as JSON.
@@ -38,8 +38,8 @@ def main() -> None:
     ap.add_argument("--json", type=Path, default=Path("benchmarks/figures/resolver_sweep.json"))
     ap.add_argument("--limit", type=int, default=0, help="first N items (quick runs)")
     ap.add_argument("--compare", type=Path, default=None,
-                    help="another resolver model file (e.g. the one shipped before issue 20) swept beside")
-    ap.add_argument("--compare-label", default="resolver before issue 20")
+                    help="another resolver model file (e.g. a retrained candidate) swept beside")
+    ap.add_argument("--compare-label", default="other model")
     args = ap.parse_args()
     console = Console(width=160)
     items = SETS[args.set][1]()
@@ -70,7 +70,7 @@ def main() -> None:
     console.print(f"{ship_label}: coverage {shipped['coverage']:.3f}, "
                   f"contamination {shipped['contamination']:.3f}", highlight=False)
     rules = figures(items, replay(items, lambda: Session(resolver=None), console, "rules alone"))
-    base: dict[str, dict[str, float]] = {"rules alone (before issue 8)": rules}
+    base: dict[str, dict[str, float]] = {"rules alone (no learned resolver)": rules}
     for name, qs in cast_baselines(items).items():
         if len(qs) == len(items):
             base[name] = figures(items, qs)

@@ -22,12 +22,12 @@ conversation are not independent).
 Beside the detectors, two rows score what a user reads: ``output`` is the
 ``topic_shift`` field a :class:`~turnscope.Session` with default settings (the field
 ``turnscope rewrite`` writes) returns for each turn, each conversation replayed through
-one session (question as a user turn, answer as an assistant turn); since issue 21 it
-is the learned detector's decision or an explicit pivot cue, so it should score as
-``learned`` does. ``rewriter flag`` is the embedded rewriter's own flag for the same
-turns (the session's trace keeps it as ``rewriter_topic_shift``): what the field held
-before issue 21. Both come from the same sessions, with the same bootstrap intervals;
-``--no-output`` skips them (they rewrite every turn, which takes minutes).
+one session (question as a user turn, answer as an assistant turn); it is the learned
+detector's decision or an explicit pivot cue, so it should score as ``learned`` does.
+``rewriter flag`` is the embedded rewriter's own flag for the same turns (the session's
+trace keeps it as ``rewriter_topic_shift``; ``segment:flag`` cuts at it). Both come from
+the same sessions, with the same bootstrap intervals; ``--no-output`` skips them (they
+rewrite every turn, which takes minutes).
 
 The PNG shows the learned detector's precision and recall on TopiOCQA dev as its
 threshold varies, each point a full replay (the segment the detector compares a turn
