@@ -2,7 +2,9 @@
 
 Layout: ``_candidates`` (phrases of earlier turns), ``_features`` (what the ranker
 reads), ``_ranker`` (inference with the shipped model), ``_realize`` (the query),
-``_train`` (``turnscope train``), ``_embedcache`` (each text embedded once).
+``_neural`` (the neural tagger), ``_shift`` (the topic-shift detector), ``_embedcache``
+(each text embedded once). Training lives in :mod:`turnscope.training` (``turnscope
+train``), which nothing here imports.
 
 >>> from turnscope.resolver import HistoryTurn, default_resolver
 >>> h = [HistoryTurn(1, "user", "What is lobular carcinoma?"),

@@ -68,10 +68,6 @@ class HistoryTurn:
     text: str
     #: a user turn's standalone query as it was rewritten (None: not rewritten / unknown)
     rewrite: str | None = None
-    #: a user turn's *latent subject*: the phrases the learned resolver shortlisted for it,
-    #: best first, each with the gate's probability that the turn needed it, carried or not
-    #: (None: the resolver did not decide that turn, or the caller did not say)
-    latent: tuple[tuple[str, float], ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -59,8 +59,7 @@ from turnscope.references import ReferenceClass, classify
 from turnscope.resolver._candidates import Candidate, HistoryTurn, key_of
 from turnscope.resolver._neural import EMPTY_EVIDENCE, NeuralEvidence
 
-__all__ = ["BASE_FEATURES", "FEATURES", "LATENT_FEATURES", "MessageSignals", "Embedder", "featurize",
-           "message_signals", "overlap"]
+__all__ = ["FEATURES", "MessageSignals", "Embedder", "featurize", "message_signals", "overlap"]
 
 #: a function from texts to L2-normalised vectors (one row per text)
 Embedder = Callable[[Sequence[str]], np.ndarray]
@@ -93,12 +92,6 @@ _CANDIDATE_FEATURES: tuple[str, ...] = (
     "sim_sent_msg", "sim_sent_last", "rank_sim", "rank_recency", "sim_margin",
     # the neural tagger's word scores over the phrase's stems (max, mean, min; 0 without it)
     "nn_max", "nn_mean", "nn_min",
-    # the session's latent subject (HistoryTurn.latent): the gate's probability at the previous
-    # user turn for this phrase, for a phrase sharing a word with it, and for this phrase at
-    # the two user turns before that. A declined follow-up ("Is it treatable?" left as it was)
-    # hides the subject from the next message's last turn; the state keeps it. NaN where no
-    # turn says (a missing value to the trees, not a zero)
-    "latent_same", "latent_shared", "latent_back",
 )
 #: the message's features: the same on every candidate row of a message
 _MESSAGE_FEATURES: tuple[str, ...] = (
@@ -111,15 +104,10 @@ _MESSAGE_FEATURES: tuple[str, ...] = (
     "shift_prob",
     # the neural tagger: does the message need anything, and its best word score
     "nn_need", "nn_top",
-    # the previous user turn's latent subject: the gate's best probability (NaN: not known)
-    "latent_top",
 )
-#: the latent-subject columns (read only by a model trained with ``latent``: ``_train``)
-LATENT_FEATURES: tuple[str, ...] = ("latent_same", "latent_shared", "latent_back", "latent_top")
-#: the model's columns, in the order it was trained on
+#: the model's columns, in the order it was trained on (a model file names the columns it
+#: reads, and the resolver picks them by name)
 FEATURES: tuple[str, ...] = _CANDIDATE_FEATURES + _MESSAGE_FEATURES
-#: every column but the latent subject's: what a model trained without the session state reads
-BASE_FEATURES: tuple[str, ...] = tuple(f for f in FEATURES if f not in LATENT_FEATURES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,14 +134,6 @@ class MessageSignals:
     pronoun: bool = False
     type_anaphora: bool = False
     immediate: bool = False
-
-
-_NAN = float("nan")
-
-
-def _latent_keys(latent: Sequence[tuple[str, float]] | None) -> list[tuple[frozenset[str], float]] | None:
-    """A turn's latent subject as (content-word key, gate probability) pairs, or None."""
-    return None if latent is None else [(key_of(text), float(p)) for text, p in latent]
 
 
 @functools.lru_cache(maxsize=1)
@@ -239,9 +219,6 @@ def featurize(message: str, history: Sequence[HistoryTurn], cands: Sequence[Cand
     # session's own rewrites add none, and every candidate is checked against each)
     carrying = [(rw, raw, rw - raw) for rw, raw in rewrites if rw - raw]
     prev_rw = key_of(prev_user.rewrite) if prev_user is not None and prev_user.rewrite else None
-    latent = _latent_keys(prev_user.latent) if prev_user is not None else None
-    earlier_latent = [_latent_keys(u.latent) for u in users[-3:-1]]
-    known_earlier = [e for e in earlier_latent if e is not None]
     prev_raw = key_of(prev_user.text) if prev_user is not None else frozenset()
 
     m_vec = embed_query([message])[0]
@@ -296,7 +273,6 @@ def featurize(message: str, history: Sequence[HistoryTurn], cands: Sequence[Cand
         "shift_prob": shift,
         "nn_need": ev.need,
         "nn_top": ev.top,
-        "latent_top": _NAN if latent is None else max((p for _, p in latent), default=0.0),
     }
     rows = np.zeros((n, len(FEATURES)), dtype=np.float32)
     n_cand = len(_CANDIDATE_FEATURES)  # FEATURES: the candidate's columns, then the message's
@@ -369,10 +345,6 @@ def featurize(message: str, history: Sequence[HistoryTurn], cands: Sequence[Cand
             float(i),
             best - sim,
             *ev.phrase(key),
-            _NAN if latent is None else max((p for k, p in latent if k == key), default=0.0),
-            _NAN if latent is None else max((p for k, p in latent if k & key), default=0.0),
-            _NAN if not known_earlier else max((p for e in known_earlier for k, p in e if k == key),
-                                               default=0.0),
         ))
     rows[:, :n_cand] = cand_rows
     return rows

@@ -39,10 +39,9 @@ from turnscope.resolver._features import FEATURES, featurize
 from turnscope.resolver._neural import NeuralTagger, default_tagger
 from turnscope.resolver._realize import has_slot, realize
 
-__all__ = ["DEFAULT_HISTORY_TURNS", "tagger_view", "GATE_EXTRA", "Bag", "LATENT_MEMO", "Resolution", "Resolver",
-           "ScoredCandidate", "carried_count", "default_resolver", "may_name", "gate_rows", "history_of",
-           "latent_of", "ranked_for", "remember_latent", "Shadow", "shadow_rewrite",
-           "scope_history", "session_shift", "shift_threshold", "shortlist"]
+__all__ = ["DEFAULT_HISTORY_TURNS", "GATE_EXTRA", "GATE_SEPARATOR", "Resolution", "Resolver", "ScoredCandidate",
+           "carried_count", "default_resolver", "gate_rows", "history_of", "may_name", "ranked_for",
+           "scope_history", "session_shift", "shift_threshold", "shortlist", "tagger_view"]
 
 #: turns of history the ranker reads besides the conversation's opening turn (the
 #: liveness horizon: an entity silent for longer is evicted, SPEC section 2)
@@ -50,49 +49,13 @@ DEFAULT_HISTORY_TURNS = 12
 _MODEL_FILE = "resolver.txt"
 #: the line between the ranker's trees and the gate's in the model file
 GATE_SEPARATOR = "\n#### gate ####\n"
-#: the line between the members of a bagged model (:class:`Bag`) in the model file
-BAG_SEPARATOR = "\n#### bag member ####\n"
-
-
-@dataclass(frozen=True, slots=True)
-class Bag:
-    """Models fitted on the same rows with different subsampling seeds, predicting their
-    mean (bagging, Breiman 1996): the fold split is fixed, so the seed moves only LightGBM's
-    row and column sampling, and that alone moved the development objective by 0.01 a seed
-    (round 16); the mean of several seeds has less of that variance.
-
-    >>> class Const:
-    ...     def __init__(self, v): self.v = v
-    ...     def predict(self, x, **kw): return np.full(len(x), self.v)
-    >>> Bag((Const(0.2), Const(0.6))).predict(np.zeros((2, 3))).tolist()
-    [0.4, 0.4]
-    """
-
-    members: tuple[Any, ...]
-
-    def __post_init__(self) -> None:
-        if not self.members:
-            raise ConfigError("a bag needs at least one model")
-
-    def predict(self, x: Any, **kwargs: Any) -> np.ndarray:
-        each = [np.asarray(m.predict(x, **kwargs), dtype=np.float64) for m in self.members]
-        return np.asarray(np.mean(each, axis=0), dtype=np.float64)
-
-    def feature_name(self) -> list[str]:
-        return list(self.members[0].feature_name())
-
-    def model_to_string(self) -> str:
-        return BAG_SEPARATOR.join(m.model_to_string() for m in self.members)
 
 
 def _booster(text: str) -> Any:
-    """One LightGBM model, or a :class:`Bag` of them where the text holds several."""
+    """One LightGBM model from its text (lightgbm is imported here: it costs ~0.8 s)."""
     import lightgbm as lgb
 
-    parts = text.split(BAG_SEPARATOR)
-    if len(parts) == 1:
-        return lgb.Booster(model_str=text)
-    return Bag(tuple(lgb.Booster(model_str=p) for p in parts))
+    return lgb.Booster(model_str=text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,9 +183,6 @@ class Resolver:
         #: the threshold for a message with a pronoun slot (models without one: the same)
         self.slot_threshold = float(meta.get("slot_threshold", meta["threshold"]))
         self.max_carried = int(meta["max_carried"])
-        #: how later turns read a turn this resolver left unchanged (:class:`Shadow`; None: as
-        #: the user's query)
-        self.shadow = Shadow.from_meta(meta)
         self.embedder = embedder or CachedEmbedder()
 
     def with_threshold(self, threshold: float, slot: float | None = None) -> Resolver:
@@ -367,89 +327,17 @@ def shift_threshold() -> float:
     return float(shipped_model().threshold)
 
 
-@dataclass(frozen=True, slots=True)
-class Shadow:
-    """How later turns read an earlier user turn the resolver left as it was: as if its best
-    phrase had been carried, when the gate gave that phrase at least ``floor`` (and, with
-    ``slots_only``, only where the message has a pronoun slot the phrase would fill). A
-    *shadow rewrite* is never shown to the user; it keeps the subject where the tagger and
-    the ranker look for it."""
-
-    floor: float
-    slots_only: bool = False
-
-    def __post_init__(self) -> None:
-        if not 0.0 < self.floor <= 1.0:
-            raise ConfigError(f"shadow floor must be in (0, 1], got {self.floor!r}")
-
-    def to_meta(self) -> dict[str, object]:
-        return {"floor": self.floor, "slots_only": self.slots_only}
-
-    @classmethod
-    def from_meta(cls, meta: dict[str, Any]) -> Shadow | None:
-        """The shadow a model file's header names (``shadow``), or None."""
-        d = meta.get("shadow")
-        return cls(float(d["floor"]), bool(d.get("slots_only", False))) if d else None
-
-
-def shadow_rewrite(text: str, query: str, latent: Sequence[tuple[str, float]] | None,
-                   shadow: Shadow | None) -> str:
-    """How later turns read an earlier user turn (see :class:`Shadow`): its query, or its
-    shadow rewrite.
-
-    >>> shadow_rewrite("Is it treatable?", "Is it treatable?", (("throat cancer", 0.6),), Shadow(0.5))
-    'Is throat cancer treatable?'
-    >>> shadow_rewrite("Is it treatable?", "Is it treatable?", (("throat cancer", 0.4),), Shadow(0.5))
-    'Is it treatable?'
-    >>> shadow_rewrite("How tall is K2?", "How tall is K2?", (("Everest", 0.6),), Shadow(0.5, slots_only=True))
-    'How tall is K2?'
-    """
-    if shadow is None or not latent or query != text or latent[0][1] < shadow.floor:
-        return query
-    if shadow.slots_only and not has_slot(text):
-        return query
-    rewritten, carried = realize(query, [latent[0][0]])
-    return rewritten if carried else query
-
-
-def history_of(state: Any, turns: int = DEFAULT_HISTORY_TURNS,
-               shadow: Shadow | None = None) -> list[HistoryTurn]:
+def history_of(state: Any, turns: int = DEFAULT_HISTORY_TURNS) -> list[HistoryTurn]:
     """A session's turns as the resolver reads them (:func:`scope_history`: the opening
     turn and the last ``turns``), each user turn with the query it was rewritten to (what
     the previous rewrites carried is evidence for this one). Only those turns are built,
     so the cost of a turn does not grow with the conversation."""
     kept = state.turns if len(state.turns) <= turns + 1 else [state.turns[0], *state.turns[-turns:]]
-    latents = state.memo.get(LATENT_MEMO, {})
     out = []
     for t in kept:
         resolved = state.resolved.get(t.index) if t.role.value == "user" else None
-        latent = latents.get(t.index) if resolved else None
-        query = shadow_rewrite(t.content, resolved.query, latent, shadow) if resolved else None
-        out.append(HistoryTurn(t.index, t.role.value, t.content, query, latent))
+        out.append(HistoryTurn(t.index, t.role.value, t.content, resolved.query if resolved else None))
     return out
-
-
-#: where a session keeps the latent subject of each turn the resolver decided (``state.memo``)
-LATENT_MEMO = "resolver:latent"
-
-
-def latent_of(resolution: Resolution) -> tuple[tuple[str, float], ...]:
-    """A decided turn's latent subject: its shortlist with the gate's probabilities, rounded
-    as the trace shows them (training reads them from replayed traces, so both sides round
-    alike)."""
-    return tuple((c.text, round(c.score, 4)) for c in resolution.scored)
-
-
-def remember_latent(state: Any, index: int, resolution: Resolution) -> None:
-    """Keep the latent subject of the message at ``index`` for the turns after it
-    (:func:`history_of` hands it on as :attr:`HistoryTurn.latent`)."""
-    kept = state.memo.setdefault(LATENT_MEMO, {})
-    kept[index] = latent_of(resolution)
-    # only the opening turn and the last turns are ever read back: the store stays as small
-    # on the thousandth turn as on the tenth
-    horizon = index - 2 * DEFAULT_HISTORY_TURNS
-    for old in [k for k in kept if 1 < k < horizon]:
-        del kept[old]
 
 
 _DEFAULT: Resolver | None = None
@@ -474,7 +362,7 @@ def ranked_for(state: Any, message_index: int, message: str, resolver: Resolver 
     if message_index in memo:
         return tuple(memo[message_index][:top])
     r = resolver or default_resolver()
-    history = history_of(state, shadow=r.shadow)
+    history = history_of(state)
     cands, scores = r.score(message, history, shift=session_shift(state, message_index, message, r))
     ranked = sorted((ScoredCandidate(c.text, float(s), c.last.turn, c.last.role)
                      for c, s in zip(cands, scores, strict=True)), key=lambda c: -c.score)

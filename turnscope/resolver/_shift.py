@@ -34,7 +34,7 @@ message's reference class, not instead of it. An explicit pivot cue is decisive
 
 The model, its feature names and its decision threshold ship in one file,
 ``turnscope/data/models/shift.txt`` (trained by
-:func:`turnscope.resolver._shift_train.train_shift`; the threshold was chosen on a
+:func:`turnscope.training.shift.train_shift`; the threshold was chosen on a
 held-out part of the *training* data, never on a dev set). It is loaded lazily,
 once per process.
 
@@ -290,7 +290,7 @@ class ShiftModel:
             raise ConfigError(
                 "shift model was trained on features "
                 f"{list(self.feature_names)}, but this code computes {list(FEATURE_NAMES)}; "
-                "retrain it (python -m turnscope.resolver._shift_train)")
+                "retrain it (turnscope train --only shift)")
         if not 0.0 < self.threshold < 1.0:
             raise ConfigError(f"shift model threshold must lie in (0, 1), got {self.threshold}")
 

@@ -10,7 +10,7 @@ from turnscope._exceptions import ConfigError
 from turnscope.conversation import ConversationState, Role
 from turnscope.references import Cue, ReferenceClass
 from turnscope.resolver import Resolver, default_resolver
-from turnscope.resolver._ranker import history_of, remember_latent, session_shift
+from turnscope.resolver._ranker import history_of, session_shift
 from turnscope.rewriters._base import RewriteRequest
 from turnscope.rewriters._rules._base import RuleBase
 from turnscope.rewriters._rules._deixis import Substitution, locative_there, possessive_pronoun
@@ -87,14 +87,12 @@ class ResolverBridge(RuleBase):
             if self._unavailable:
                 trace["resolver"] = {"unavailable": self._unavailable}
             return None
-        history = history_of(state, shadow=resolver.shadow)
+        history = history_of(state)
         # the tagger reads the message and the history while e5 embeds the message for the
         # shift detector: neither needs the other's answer
         resolver.prefetch(text, history)
         shift = session_shift(state, msg.index, msg.text, resolver)
         res = resolver.resolve(text, history, shift=shift)
-        # what this turn was probably about, carried or not: the next turns read it
-        remember_latent(state, msg.index, res)
         trace["resolver"] = res.trace()
         trace["shift_probability"] = round(shift, 4)
         return res.query, res.carried

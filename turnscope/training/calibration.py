@@ -1,13 +1,17 @@
 """Choosing the gate's thresholds where they act: sessions replaying whole conversations.
 
-The out-of-fold sweep (``_train.sweep``) reads the human rewrites of earlier turns; a session
+The out-of-fold sweep (:func:`turnscope.training.resolver.sweep`) reads the human rewrites of earlier turns; a session
 reads its own, so errors and gains chain from turn to turn. :func:`_calibrate` replays every
 development conversation by the fold models that never saw it at each threshold pair,
-:func:`_mean_rows` averages seeds and :func:`_best_pair` chooses, precision first.
+:func:`_mean_rows` averages seeds and :func:`_best_pair` chooses, precision first. Each
+conversation is replayed by the fold models that never saw it: its fold (:func:`fold_of`) is
+the one the resolver's training holds it out of, and :func:`fold_resolver` makes a resolver
+of that fold's models.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -15,15 +19,13 @@ import numpy as np
 
 from turnscope._matching import check_terms
 from turnscope.resolver._embedcache import CachedEmbedder
-from turnscope.resolver._neural import NeuralTagger
-from turnscope.resolver._ranker import Shadow
-from turnscope.resolver._replay import conversation_of, fold_of, fold_resolver
+from turnscope.resolver._ranker import GATE_EXTRA, Resolver
 
-__all__ = ["CALIBRATION_CONVERSATIONS", "CALIBRATION_PAIRS", "CALIBRATION_SEEDS", "CONTAMINATION_WEIGHT"]
+__all__ = ["CALIBRATION_CONVERSATIONS", "CALIBRATION_PAIRS", "CALIBRATION_SEEDS", "CONTAMINATION_WEIGHT",
+           "conversation_of", "fold_of", "fold_resolver"]
 
 #: a wrong word costs this many missing words (precision first)
 CONTAMINATION_WEIGHT = 2.0
-_fold = fold_of
 
 #: gate threshold pairs tried in the session replay: (messages with a pronoun slot, other
 #: messages). A slot is filled where the grammar puts the phrase; without one the phrase is
@@ -43,6 +45,25 @@ CALIBRATION_CONVERSATIONS = 150
 CALIBRATION_SEEDS = 2
 
 
+def fold_of(conversation: str, folds: int) -> int:
+    """The fold of a conversation (by its id)."""
+    # a hash, not Python's salted hash(): the same conversation lands in the same fold on every run
+    return int(hashlib.md5(conversation.encode()).hexdigest(), 16) % folds
+
+
+def conversation_of(item: Mapping[str, Any]) -> str:
+    return str(item.get("conversation", item["id"]))
+
+
+def fold_resolver(ranker: Any, gate: Any, pair: tuple[float, float], max_carried: int,
+                  embedder: CachedEmbedder, nn_rewrites: bool) -> Resolver:
+    """A resolver of one fold's ranker and gate at the thresholds ``pair`` (slot, other)."""
+    slot, other = pair
+    meta = {"features": list(ranker.feature_name()), "gate_extra": list(GATE_EXTRA), "nn_reads_rewrites": nn_rewrites,
+            "threshold": other, "slot_threshold": slot, "max_carried": max_carried}
+    return Resolver(ranker, gate, meta, embedder)
+
+
 def _mean_rows(runs: Sequence[list[dict[str, Any]]]) -> list[dict[str, Any]]:
     """Calibration rows of several seeds, each pair's objective and figures averaged."""
     out = []
@@ -59,9 +80,7 @@ def _mean_rows(runs: Sequence[list[dict[str, Any]]]) -> list[dict[str, Any]]:
 def _calibrate(loaded: dict[str, list[dict[str, Any]]], rankers: dict[int, Any], gates: dict[int, Any],
                folds: int, max_carried: int, embedder: CachedEmbedder,
                console: Any, nn_rewrites: bool = False,
-               fold_taggers: Mapping[int, NeuralTagger] | None = None,
-               pairs: Sequence[tuple[float, float]] = CALIBRATION_PAIRS,
-               shadow: Shadow | None = None) -> list[dict[str, Any]]:
+               pairs: Sequence[tuple[float, float]] = CALIBRATION_PAIRS) -> list[dict[str, Any]]:
     """One row per threshold pair (slot, other) of ``pairs``, judged where
     the pair acts: a session replaying whole conversations, whose earlier rewrites feed the
     later ones (the out-of-fold sweep reads the human rewrites of earlier turns instead, so
@@ -86,13 +105,11 @@ def _calibrate(loaded: dict[str, list[dict[str, Any]]], rankers: dict[int, Any],
             for name, its in subsets.items():
                 cov = con = n = 0
                 for k in range(folds):
-                    part = [it for it in its if _fold(conversation_of(it), folds) == k]
+                    part = [it for it in its if fold_of(conversation_of(it), folds) == k]
                     if not part or k not in rankers:
                         continue
                     resolver = fold_resolver(rankers[k], gates[k], (slot, t), max_carried, embedder,
-                                              nn_rewrites,
-                                              fold_taggers[k] if fold_taggers is not None else None,
-                                              shadow)
+                                             nn_rewrites)
                     def session(r: Any = resolver) -> Session:
                         return Session(resolver=r)
 

@@ -1,6 +1,6 @@
 """The text forms of the neural resolver's training examples (private): a topic's variants,
 the subject as the history writes it, pronoun agreement, ablation and its inverse, and the
-real follow-ups that point at the subject one clear way. :mod:`._neural_data` builds the
+real follow-ups that point at the subject one clear way. :mod:`.neural_data` builds the
 examples from these; the patterns are documented where they are set.
 """
 
@@ -12,7 +12,6 @@ from collections import Counter
 from collections.abc import Sequence
 
 from turnscope.datasets import STOP_WORDS, TopicTurn
-from turnscope.datasets._textwords import tokens
 
 # pronoun classes: subject, object, possessive forms
 _FORMS = {"it": ("it", "it", "its"), "he": ("he", "him", "his"),
@@ -300,79 +299,3 @@ def _natural(question: str, topic: str, counts: Counter[str],
         return None
     return "there", _tidy(question[: m.start()] + "in " + span + question[m.end():])
 
-
-def common_stems(conversations: Sequence[Sequence[TopicTurn]], min_conversations: int) -> frozenset[str]:
-    """Content stems used in the questions of at least ``min_conversations`` conversations: the
-    words of a generic follow-up ("who is the director?"). A named sub-subject ("titan" in a
-    Saturn conversation) is rare across conversations and is not among them."""
-    df: Counter[str] = Counter()
-    for conv in conversations:
-        df.update({s for t in conv for _, s in tokens(t.question)})
-    return frozenset(s for s, n in df.items() if n >= min_conversations)
-
-
-def is_generic(question: str, common: frozenset[str]) -> bool:
-    """A follow-up that neither points at a subject (pronoun, pointer, locative) nor names
-    anything uncommon: in a conversational search it needs the conversation's subject."""
-    if _PRONOUN_RE.search(question) or _POINTER_RE.search(question) or _THERE_RE.search(question):
-        return False
-    stems = [s for _, s in tokens(question)]
-    return bool(stems) and all(s in common for s in stems)
-
-
-def name_generic(question: str, subject: str) -> str:
-    """The generic follow-up with its subject named: "who is the director of 7 Khoon Maaf?"."""
-    return question.rstrip(" ?") + " of " + subject + "?"
-
-
-def _pointer_span(question: str, form: str, topic: str) -> tuple[int, int] | None:
-    """Where a natural follow-up points at its subject (the one :func:`_natural` read)."""
-    if form in _FORMS:
-        found = [m for m in _PRONOUN_RE.finditer(question) if _PRONOUN_CLASS[m.group(0).lower()] == form]
-        return found[0].span() if len(found) == 1 else None
-    if form == "description":
-        m = _description(question, topic)
-        return m.span() if m is not None else None
-    places = list(_THERE_RE.finditer(question))
-    return places[0].span() if len(places) == 1 else None
-
-
-def drop_pointer(question: str, form: str, topic: str) -> str | None:
-    """A natural follow-up with its pointer dropped, as a user of a search assistant types
-    it when the subject is obvious: "what is its population?" -> "what is the population?",
-    "what is the history of this city?" -> "what is the history?", "what can I see there?" ->
-    "what can I see?". ``form`` is what :func:`_natural` found. None where the pointer is the
-    question's grammatical subject ("when was it released?"): dropping it breaks the question.
-
-    >>> drop_pointer("what is its population?", "it", "Lyon")
-    'what is the population?'
-    >>> drop_pointer("what is the history of this city?", "description", "Lyon")
-    'what is the history?'
-    >>> drop_pointer("when was it released?", "it", "Jaws") is None
-    True
-    """
-    span = _pointer_span(question, form, topic)
-    if span is None:
-        return None
-    start, end = span
-    before, after = question[:start], question[end:]
-    word = question[start:end].lower()
-    nxt = re.match(r"\s*([A-Za-z][\w-]*)", after)
-    at_end = not re.search(r"\w", after)
-    prev = before.lower().split()[-1:]
-    if form in _FORMS and nxt is not None and (
-            word in ("its", "his", "their")
-            or (word == "her" and nxt.group(1).lower() not in _NOT_NOUN)):
-        made = before + "the" + after  # a possessive: "its population" -> "the population"
-    elif form == "description" and re.match(r"['\u2019]s\b", after):
-        made = before + "the" + after[2:]  # "this film's director" -> "the director"
-    elif at_end and prev and prev[0] in _DROP_PREPS | {"about"}:
-        made = before[: before.lower().rfind(prev[0])] + after  # "the history of it" -> "the history"
-    elif at_end and form == "there" and prev:
-        made = before + after  # "what can I see there" -> "what can I see"
-    else:
-        return None
-    made = _cap(_tidy(made), question)
-    if len(made.split()) < 3 or not any(True for _ in tokens(made)):
-        return None
-    return made

@@ -38,23 +38,6 @@ writes it (newest mention).
 - ``deablation`` (negative; with ``natural``): that question with the pointer replaced by
   the subject ("when was it released?" -> "when was Piece of Me released?").
 
-- ``dropped:<form>`` (positive), only with ``dropped=True`` (round 15): a ``natural``
-  follow-up again with its pointer dropped where the question still reads without it ("what
-  is its population?" -> "what is the population?", "the history of this city" -> "the
-  history"), labelled with the same subject: the generic follow-up of a conversational
-  search, made from a real question; its ``deablation`` twin is the named negative.
-- ``generic`` (positive) and ``generic-named`` (negative), only with ``generic=True``
-  (round 14, measured, not in the shipped data): a same-topic follow-up that neither names nor
-  points at the subject and uses only words common across conversations ("who composed the
-  music?"), labelled with the subject (the CAsT convention), and its twin naming it ("who
-  composed the music of Jaws?").
-
-**Views** (``views=True``, round 15): the history of a quarter of the conversations reads
-every earlier question that pointed at its subject as its ``deablation`` twin (and a generic
-one as its named twin), as a session's rewrites read at run time, without the assistant's
-answers (as CAsT 2019 and 2020 give a conversation); another quarter the same with answers.
-Targets are then the subject as that history writes it.
-
 Not emitted, only counted: same-topic turns that neither name the subject nor point at it
 clearly (their label is unknown), and switches whose question does not name the new topic.
 The latter are *not* "carry nothing" examples: in TopiOCQA a switch usually moves to
@@ -71,14 +54,14 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from turnscope._exceptions import DatasetError
 from turnscope.datasets import TopicTurn, load_topiocqa_train
-from turnscope.resolver._neural_forms import (
+from turnscope.training.neural_forms import (
     _ablate,
     _decide,
     _history_span,
@@ -87,10 +70,6 @@ from turnscope.resolver._neural_forms import (
     _pronoun_counts,
     _title_description,
     _variants,
-    common_stems,
-    drop_pointer,
-    is_generic,
-    name_generic,
 )
 
 __all__ = ["NeuralDataReport", "build_neural_data", "render_sample"]
@@ -100,23 +79,9 @@ SOURCE = "topiocqa-train"
 ANSWER_CHARS = 400
 #: turns (question + answer) of history kept before the message
 HISTORY_TURNS = 12
-#: a generic follow-up's words are each in the questions of at least this many conversations
-#: (of TopiOCQA train's 3,209): about 1,300 follow-ups pass (docs/neural.md, round 14)
-GENERIC_MIN_CONVERSATIONS = 30
 #: the positive share outside which the larger class is thinned to an even split
 BALANCE_BAND = (0.45, 0.55)
-#: the opt-in data (``generic``: round 14; ``dropped``, ``views``: round 15), off in the shipped data
-DEFAULT_GENERIC = False
-DEFAULT_DROPPED = False
-DEFAULT_VIEWS = False
-#: with ``views``: the share of conversations read as rewritten questions without answers
-#: (CAsT 2019 / 2020 give only the user's turns), and as rewritten questions with answers
-#: (CANARD, CAsT 2021, a chat assistant); the rest as asked. At run time the tagger reads a
-#: session's own rewrites (``nn_reads_rewrites``), so half is read as rewrites
-VIEW_SHARES = (0.25, 0.25)
 _UNANSWERABLE = "UNANSWERABLE"
-View = Literal["raw", "rewritten", "rewritten-questions"]
-
 
 
 @dataclass(frozen=True)
@@ -168,17 +133,12 @@ class _Example:
                 "targets": list(self.targets), "original": self.original}
 
 
-def _history(turns: Sequence[TopicTurn], i: int, rewritten: Mapping[int, str] | None = None,
-             answers: bool = True) -> tuple[tuple[str, str], ...]:
-    """The history of turn ``i``; ``rewritten`` (turn index -> question) reads earlier user
-    turns as a rewrite would write them, ``answers=False`` leaves the assistant out."""
+def _history(turns: Sequence[TopicTurn], i: int) -> tuple[tuple[str, str], ...]:
+    """The history of turn ``i``: the earlier questions and answers, the last :data:`HISTORY_TURNS`."""
     out: list[tuple[str, str]] = []
-    start = max(0, i - HISTORY_TURNS)
-    for j, t in enumerate(turns[start:i], start):
-        out.append(("user", (rewritten or {}).get(j, t.question).strip()))
+    for t in turns[max(0, i - HISTORY_TURNS):i]:
+        out.append(("user", t.question.strip()))
         answer = t.answer.strip()
-        if not answers:
-            continue
         # an unanswerable turn got no answer a user saw; "UNANSWERABLE" is a data-set marker
         if answer and answer != _UNANSWERABLE:
             out.append(("assistant", answer[:ANSWER_CHARS]))
@@ -186,16 +146,9 @@ def _history(turns: Sequence[TopicTurn], i: int, rewritten: Mapping[int, str] | 
 
 
 def _examples(turns: Sequence[TopicTurn], rng: random.Random, natural: bool,
-              counts: Counter[str], common: frozenset[str] | None = None,
-              dropped: bool = False, view: View = "raw") -> Iterator[_Example]:
-    """Every example of one conversation, in turn order; ``counts`` gets what was left out.
-    ``common`` (the stems of :func:`common_stems`) adds the generic follow-ups, ``dropped``
-    the natural ones with their pointer dropped. ``view`` is how the history reads:
-    ``raw`` (as asked), ``rewritten`` (each earlier question that pointed at its subject
-    as its de-ablated twin, naming it, as a session's rewrites do) or ``rewritten-questions``
-    (that, without the assistant's answers, as CAsT 2019 and 2020 give them)."""
+              counts: Counter[str]) -> Iterator[_Example]:
+    """Every example of one conversation, in turn order; ``counts`` gets what was left out."""
     pronouns: dict[str, Counter[str]] = {}
-    rewritten: dict[int, str] = {}
     for i, turn in enumerate(turns):
         if i == 0:
             counts["excluded:first-turn"] += 1
@@ -213,15 +166,8 @@ def _examples(turns: Sequence[TopicTurn], rng: random.Random, natural: bool,
         named = _named(question, variants)
 
         def make(kind: str, message: str, targets: tuple[str, ...] = (),
-                 original: str | None = None, t: TopicTurn = turn, i: int = i,
-                 h: tuple[tuple[str, str], ...] = history, v: list[str] = variants) -> _Example:
-            if view != "raw":
-                seen = _history(turns, i, rewritten, answers=view == "rewritten")
-                # the subject as this view writes it; a view that lost it keeps the raw history
-                span = _history_span(v, seen) if targets else None
-                if not targets or span is not None:
-                    return _Example(t.conversation, t.turn, kind, message, seen,
-                                    (span,) if span else (), original)
+                 original: str | None = None, t: TopicTurn = turn,
+                 h: tuple[tuple[str, str], ...] = history) -> _Example:
             return _Example(t.conversation, t.turn, kind, message, h, targets, original)
 
         if named and turn.is_switch:
@@ -243,21 +189,11 @@ def _examples(turns: Sequence[TopicTurn], rng: random.Random, natural: bool,
         reason = "excluded:switch-unnamed" if turn.is_switch else "excluded:natural-same-topic"
         span = _history_span(variants, history) if natural else None
         labelled = _natural(question, turn.topic, topic_counts, span) if span else None
-        if span is not None and labelled is None and common is not None and not turn.is_switch \
-                and is_generic(question, common):
-            yield make("generic", question, (span,))
-            yield make("generic-named", name_generic(question, span))
-            rewritten[i] = name_generic(question, span)
-            continue
         if span is None or labelled is None:
             counts[reason] += 1
             continue
         yield make(f"natural:{labelled[0]}", question, (span,))
         yield make("deablation", labelled[1])
-        rewritten[i] = labelled[1]
-        bare = drop_pointer(question, labelled[0], turn.topic) if dropped else None
-        if bare is not None:
-            yield make(f"dropped:{labelled[0]}", bare, (span,), question)
 
 
 def _check(example: _Example) -> bool:
@@ -279,24 +215,13 @@ def _balance(examples: list[_Example], rng: random.Random) -> tuple[list[_Exampl
 
 
 def build_neural_data(data_root: Path | None, out: Path, *, seed: int = 13,
-                      progress: bool = True, natural: bool = True, generic: bool = DEFAULT_GENERIC,
-                      dropped: bool = DEFAULT_DROPPED, views: bool = DEFAULT_VIEWS,
-                      generic_min_conversations: int = GENERIC_MIN_CONVERSATIONS) -> NeuralDataReport:
+                      progress: bool = True, natural: bool = True) -> NeuralDataReport:
     """Write the neural resolver's training examples (JSON Lines) to ``out``.
 
     ``data_root`` is the shared data folder (``None``: ``$TURNSCOPE_DATA`` or
     ``../shared/data``). Same ``seed``, same file. ``natural`` (default) adds the real
     follow-ups labelled through their pronoun or description and their de-ablated twins;
-    ``natural=False`` gives the ablation kinds only (see the module docstring). ``generic``
-    (with ``natural``; measured in round 14, not in the shipped data) adds the generic
-    follow-ups and their named twins (kinds ``generic`` and ``generic-named``), their words
-    common to at least ``generic_min_conversations`` conversations. ``dropped`` (with
-    ``natural``; round 15) adds each natural follow-up again with its pointer dropped where
-    the question still reads (kind ``dropped:<form>``: "what is its population?" -> "what is
-    the population?"), labelled with the same subject. ``views`` (with ``natural``; round 15)
-    reads the history of some conversations (:data:`VIEW_SHARES`) as a session gives it to
-    the tagger at run time: earlier questions as rewrites naming their subject, and for some
-    without the assistant's answers.
+    ``natural=False`` gives the ablation kinds only (see the module docstring).
     Raises :class:`DatasetError` naming the file when TopiOCQA train is missing or garbled.
 
     >>> report = build_neural_data(Path("/work/shared/data"), Path("/tmp/nd.jsonl"),
@@ -305,9 +230,7 @@ def build_neural_data(data_root: Path | None, out: Path, *, seed: int = 13,
     (True, True)
     """
     conversations = load_topiocqa_train(data_root)
-    common = common_stems(conversations, generic_min_conversations) if generic and natural else None
     rng = random.Random(seed)
-    view_rng = random.Random(f"views:{seed}")
     counts: Counter[str] = Counter()
     examples: list[_Example] = []
     dropped_check = 0
@@ -315,11 +238,7 @@ def build_neural_data(data_root: Path | None, out: Path, *, seed: int = 13,
     def run(step: Any) -> None:
         nonlocal dropped_check
         for conv in conversations:
-            # a separate stream: without views the main one draws exactly as before
-            draw = view_rng.random() if views else 1.0
-            view: View = "rewritten-questions" if draw < VIEW_SHARES[0] else \
-                "rewritten" if draw < VIEW_SHARES[0] + VIEW_SHARES[1] else "raw"
-            for ex in _examples(conv, rng, natural, counts, common, dropped and natural, view):
+            for ex in _examples(conv, rng, natural, counts):
                 if _check(ex):
                     examples.append(ex)
                 else:

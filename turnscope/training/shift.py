@@ -1,8 +1,6 @@
 """Training the learned topic-shift detector (:mod:`turnscope.resolver._shift`).
 
-Run from the repository root (writes the shipped model and prints a report)::
-
-    python -m turnscope.resolver._shift_train [DATA_ROOT] [--out PATH] [--seed 13]
+``turnscope train --only shift`` runs it (writes the shipped model and prints its figures).
 
 What it does, and why:
 
@@ -34,11 +32,7 @@ cache only saves time, the budget is met without it.
 
 from __future__ import annotations
 
-import argparse
-import json
 import logging
-import os
-import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -59,12 +53,12 @@ from turnscope.resolver._shift import (
     ShiftTracker,
     shipped_model_path,
 )
-from turnscope.resolver._shift_embed import (
+from turnscope.retrieval._cache import default_cache_dir
+from turnscope.training.shift_embed import (
     EmbeddedConversation,
     Scorer,
     embed_conversations,
 )
-from turnscope.retrieval._cache import default_cache_dir
 
 __all__ = [
     "DEFAULT_MAX_CONVERSATIONS",
@@ -461,28 +455,3 @@ def train_shift(
         embed_seconds=round(embed_seconds, 2), total_seconds=round(total, 2),
         model_bytes=out.stat().st_size)
 
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Train the learned topic-shift detector.")
-    parser.add_argument("data_root", nargs="?", type=Path, default=None)
-    parser.add_argument("--out", type=Path, default=None, help="model file (default: shipped)")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    parser.add_argument("--max-conversations", type=int, default=DEFAULT_MAX_CONVERSATIONS)
-    parser.add_argument("--max-dialogues", type=int, default=DEFAULT_MAX_DIALOGUES)
-    parser.add_argument("--no-cache", action="store_true", help="embed everything afresh")
-    args = parser.parse_args(argv)
-    # OpenMP threads that spin while they wait make e5 several times slower when the
-    # two cores are shared with another job; passive waiting costs nothing when they
-    # are not. Only effective before the encoder is loaded, hence here, in the command.
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    console = Console(stderr=True)
-    report = train_shift(args.data_root, args.out, seed=args.seed,
-                         max_conversations=args.max_conversations,
-                         max_dialogues=args.max_dialogues, use_cache=not args.no_cache,
-                         console=console, progress=console.is_terminal)
-    print(json.dumps(report.to_json(), indent=1))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

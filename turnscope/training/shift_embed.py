@@ -1,5 +1,5 @@
 """The topic-shift detector's training inputs: conversations with their user turns embedded
-(e5, once per text, cached on disk by content), for :mod:`turnscope.resolver._shift_train`.
+(e5, once per text, cached on disk by content), for :mod:`turnscope.training.shift`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from turnscope.datasets import TopicTurn
 
 __all__ = ["EmbeddedConversation", "embed_conversations"]
 
-logger = logging.getLogger("turnscope.resolver._shift_train")
+logger = logging.getLogger("turnscope.training.shift")
 
 _CACHE_FORMAT = "shift-embeddings/2"
 
