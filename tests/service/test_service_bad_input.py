@@ -180,8 +180,10 @@ def test_version_conflict(alpha_session: tuple[ServiceProcess, str]) -> None:
 @pytest.mark.parametrize("body,status,code,field", [
     (b'{"policy": ', 400, "malformed_json", None),
     ({"policy": "nonsense"}, 422, "invalid_field", "policy"),
-    ({"policy": "window:0"}, 422, "invalid_field", "policy"),
+    ({"policy": "window:x"}, 422, "invalid_field", "policy"),
     ({"policy": "window:-3"}, 422, "invalid_field", "policy"),
+    ({"policy": "segment:bogus"}, 422, "invalid_field", "policy"),
+    ({"policy": "full:3"}, 422, "invalid_field", "policy"),
     ({"policy": 3}, 422, "invalid_field", "policy"),
     ({"vocabulary": "../../etc/passwd"}, 422, "invalid_field", "vocabulary"),
     ({"vocabulary": "klingon"}, 422, "invalid_field", "vocabulary"),

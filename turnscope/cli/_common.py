@@ -12,6 +12,7 @@ from turnscope.cli._llm_opts import rewriter_from_options
 from turnscope.entities import Vocabulary, bundled_vocabularies, bundled_vocabulary
 from turnscope.entities._vocabulary import BUNDLED_CORPUS_OF, BUNDLED_PREFIX, bundled_name
 from turnscope.rewriters import Rewriter
+from turnscope.scope import parse_policy, policy_grammar
 
 #: the longest ``--timeout`` accepted; anything beyond is a typo rather than a wish
 MAX_TIMEOUT = 3600.0
@@ -24,6 +25,20 @@ def check_timeout(value: float) -> float:
         raise typer.BadParameter(
             f"{value} is not a timeout: give a number of seconds above 0 and at most "
             f"{MAX_TIMEOUT:g}", param_hint="--timeout")
+    return value
+
+
+#: the ``--policy`` help of every command that takes one, generated from the parser's grammar
+POLICY_HELP = f"Scope policy: {policy_grammar()}."
+
+
+def check_policy(value: str) -> str:
+    """A ``--policy`` callback: the spec as given once :func:`turnscope.scope.parse_policy`
+    accepts it, else a usage error naming the value and the valid specs."""
+    try:
+        parse_policy(value)
+    except ConfigError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--policy") from None
     return value
 
 

@@ -15,6 +15,8 @@ from rich.console import Console
 from turnscope._exceptions import TurnscopeError
 from turnscope.cli._common import check_timeout, load_vocabulary, make_cli_rewriter
 from turnscope.cli._llm_opts import MaxTokensOption, SystemRoleOption
+from turnscope.scope import SEGMENT_DEFAULT_DETECTOR, parse_policy, policy_grammar
+from turnscope.scope._segment import SEGMENT_DETECTORS
 
 __all__ = ["DATASET_CHOICES", "DEFAULT_DATASET", "TOPIC_DATASETS", "eval_command", "register"]
 
@@ -24,6 +26,12 @@ DEFAULT_DATASET = "bundled"
 TOPIC_DATASETS = ("topiocqa", "tiage")
 #: dataset names besides a path to a JSONL file of follow-up items
 DATASET_CHOICES = (DEFAULT_DATASET, "cast2019", "cast2020", *TOPIC_DATASETS)
+
+
+#: ``--policies`` help, generated from the policy parser's grammar
+POLICIES_HELP = (f"Comma-separated scope policies, e.g. full,window:2,segment:flag,default; each one of "
+                 f"{policy_grammar()}. For topiocqa/tiage: the segment detectors to score "
+                 f"({', '.join(f'segment:{d}' for d in SEGMENT_DETECTORS)}; default: all).")
 
 
 def _bad(message: str, hint: str | None = None) -> typer.BadParameter:
@@ -64,21 +72,23 @@ def _load_dataset(dataset: str, data_root: Path | None, limit: int | None,
 
 
 def _topic_detectors(policies: str) -> tuple[str, ...]:
-    """Segment detectors named by ``--policies`` (``segment:learned`` -> ``learned``); the
-    option's default (``default``) means every detector."""
+    """Segment detectors named by ``--policies`` (``segment:learned`` or ``segment-learned``
+    -> ``learned``, bare ``segment`` -> its default detector); the option's default
+    (``default``) means every detector."""
     from turnscope.evaluation._topic import DEFAULT_DETECTORS
 
     names = _split_policies(policies)
     if names == ["default"]:
         return DEFAULT_DETECTORS
-    detectors = []
+    detectors: list[str] = []
     for name in names:
-        policy, _, detector = name.partition(":")
-        if policy != "segment" or detector not in DEFAULT_DETECTORS:
+        spec = parse_policy(name)  # a malformed spec is the parser's error, as everywhere
+        detector = spec.argument if spec.argument is not None else SEGMENT_DEFAULT_DETECTOR
+        if spec.name != "segment" or detector not in DEFAULT_DETECTORS:
             raise _bad(f"topic-shift sets score segment detectors, not {name!r}; valid: "
                        + ", ".join(f"segment:{d}" for d in DEFAULT_DETECTORS), "--policies")
-        detectors.append(detector)
-    return tuple(detectors)
+        detectors.append(str(detector))
+    return tuple(dict.fromkeys(detectors))
 
 
 def _topic(dataset: str, data_root: Path | None, limit: int | None, resamples: int, seed: int,
@@ -107,10 +117,7 @@ def eval_command(
     dataset: Annotated[str, typer.Option(
         help="'bundled' (the shipped follow-up set), 'cast2019', 'cast2020', 'topiocqa', "
              "'tiage', or a JSONL file of follow-up items.")] = DEFAULT_DATASET,
-    policies: Annotated[str, typer.Option(
-        help="Comma-separated scope policies, e.g. full,window:2,segment:centroid,"
-             "segment:flag,liveness,default. For topiocqa/tiage: the segment detectors to "
-             "score (segment:centroid,segment:flag,segment:learned; default: all).")]
+    policies: Annotated[str, typer.Option(help=POLICIES_HELP)]
     = "default",
     report: Annotated[Path | None, typer.Option(
         help="Write a self-contained HTML report here (and a PNG of the main chart beside "

@@ -20,11 +20,17 @@ from turnscope._exceptions import ItemError, TurnscopeError
 from turnscope._items import read_items
 from turnscope._session import Session, TurnResult
 from turnscope.cli._app import app
-from turnscope.cli._common import VOCABULARY_HELP, check_timeout, load_vocabulary, make_cli_rewriter
+from turnscope.cli._common import (
+    POLICY_HELP,
+    VOCABULARY_HELP,
+    check_policy,
+    check_timeout,
+    load_vocabulary,
+    make_cli_rewriter,
+)
 from turnscope.cli._llm_opts import MaxTokensOption, SystemRoleOption
 from turnscope.cli._progress import ProgressOption, count_items, item_progress
 from turnscope.cli._resolver_opts import ResolverThresholdOption, resolver_from_option
-from turnscope.scope import get_policy
 
 err = Console(stderr=True)
 
@@ -99,8 +105,7 @@ def rewrite(
                                         help="Follow-up items, JSONL ('-' = stdin).")],
     output: Annotated[Path | None, typer.Option("--output", "-o",
                                                 help="Where to write rewrites (default stdout).")] = None,
-    policy: Annotated[str, typer.Option(help="Scope policy: default, full, window[:W], "
-                                             "segment[:centroid|flag], liveness, relevant.")] = "default",
+    policy: Annotated[str, typer.Option(help=POLICY_HELP, callback=check_policy)] = "default",
     rewriter: Annotated[str, typer.Option(help="embedded or llm.")] = "embedded",
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible base URL (llm).")] = None,
     model: Annotated[str | None, typer.Option(help="Model name (llm).")] = None,
@@ -131,7 +136,6 @@ def rewrite(
     session replaying the item's whole history gives.
     """
     try:
-        get_policy(policy)
         vocab = load_vocabulary(vocabulary)
     except TurnscopeError as exc:
         raise typer.BadParameter(str(exc)) from None
@@ -221,7 +225,7 @@ def _slot_table(result: TurnResult) -> Table:
 
 @app.command()
 def chat(
-    policy: Annotated[str, typer.Option(help="Scope policy.")] = "default",
+    policy: Annotated[str, typer.Option(help=POLICY_HELP, callback=check_policy)] = "default",
     vocabulary: Annotated[str, typer.Option(help=VOCABULARY_HELP)] = "none",
     rewriter: Annotated[str, typer.Option(help="embedded or llm.")] = "embedded",
     base_url: Annotated[str | None, typer.Option()] = None,

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -21,7 +22,7 @@ from turnscope.conversation import ConversationState, char_bigrams
 from turnscope.entities import Enumeration, Slot, SlotStatus, Vocabulary
 from turnscope.references import Cue, ReferenceClass
 from turnscope.scope._base import Message, Scope, ScopePolicy
-from turnscope.scope._segment import SegmentDetector, make_detector
+from turnscope.scope._segment import SEGMENT_DETECTORS, SegmentDetector, make_detector
 
 __all__ = [
     "FullPolicy",
@@ -32,10 +33,14 @@ __all__ = [
     "DefaultPolicy",
     "POLICIES",
     "get_policy",
+    "parse_policy",
+    "policy_grammar",
+    "PolicySpec",
     "policy_names",
     "DEFAULT_WINDOW",
     "DEFAULT_RECENT_TURNS",
     "DEFAULT_RELEVANT_MIN_OVERLAP",
+    "SEGMENT_DEFAULT_DETECTOR",
 ]
 
 #: the window length most deployments ship with (SPEC section 1: "shrink it to two turns")
@@ -44,6 +49,8 @@ DEFAULT_WINDOW = 2
 DEFAULT_RECENT_TURNS = 2
 #: share of the topic key's character 2-grams an exchange must contain to be "relevant"
 DEFAULT_RELEVANT_MIN_OVERLAP = 0.6
+#: the detector of a ``segment`` policy that names none
+SEGMENT_DEFAULT_DETECTOR = "centroid"
 #: how many earlier user turns "the other thing" may reach back over
 DEFAULT_THREAD_HORIZON = 12
 
@@ -89,7 +96,7 @@ class WindowPolicy:
 
 
 class SegmentPolicy:
-    def __init__(self, detector: SegmentDetector | str = "centroid") -> None:
+    def __init__(self, detector: SegmentDetector | str = SEGMENT_DEFAULT_DETECTOR) -> None:
         if isinstance(detector, str):
             detector = make_detector(detector)
         self.detector = detector
@@ -281,31 +288,122 @@ POLICIES: dict[str, Callable[..., ScopePolicy]] = {
     "default": DefaultPolicy,
 }
 
+#: the policies as a user names them, in the order help texts list them
+_BASE_NAMES: tuple[str, ...] = ("default", "full", "window", "segment", "liveness", "relevant")
+#: ``segment-X`` is kept as a spelling of ``segment:X`` (earlier releases listed it in
+#: :func:`policy_names`, so user code may name it)
+_ALIASES: dict[str, tuple[str, str]] = {f"segment-{d}": ("segment", d) for d in SEGMENT_DETECTORS}
+_WINDOW_ARG = re.compile(r"[0-9]+")
+
 
 def policy_names() -> list[str]:
     return sorted(POLICIES)
 
 
+def policy_grammar() -> str:
+    """Every policy spec the parser accepts, as help texts and error messages state it.
+
+    >>> policy_grammar()
+    'default, full, window[:W] (W >= 0 turns), segment[:centroid|flag|learned], liveness, relevant'
+    """
+    parts = []
+    for name in _BASE_NAMES:
+        if name == "window":
+            parts.append("window[:W] (W >= 0 turns)")
+        elif name == "segment":
+            parts.append(f"segment[:{'|'.join(SEGMENT_DETECTORS)}]")
+        else:
+            parts.append(name)
+    return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """A parsed policy spec: the policy's name and its argument (``window``: the number of
+    turns, an ``int``; ``segment``: the detector's name; ``None`` when not given, meaning the
+    policy's default). ``str(spec)`` is the canonical spelling.
+
+    >>> parse_policy(" Window:3 ")
+    PolicySpec(name='window', argument=3)
+    >>> str(parse_policy("segment-learned"))
+    'segment:learned'
+    """
+
+    name: str
+    argument: int | str | None = None
+
+    def __str__(self) -> str:
+        return self.name if self.argument is None else f"{self.name}:{self.argument}"
+
+    def build(self) -> ScopePolicy:
+        """A new policy object for this spec."""
+        if self.name == "window" and isinstance(self.argument, int):
+            return WindowPolicy(self.argument)
+        if self.name == "segment" and isinstance(self.argument, str):
+            return SegmentPolicy(self.argument)
+        return POLICIES[self.name]()
+
+
+def _shown(text: str) -> str:
+    # a spec comes from a user (a query parameter, a CLI option): the message quotes it,
+    # but not a megabyte of it
+    return repr(text) if len(text) <= 80 else repr(text[:80]) + "..."
+
+
+def parse_policy(spec: str) -> PolicySpec:
+    """The one reading of a policy spec, shared by the library, the CLI and the service.
+
+    Grammar (case and surrounding blanks ignored)::
+
+        default | full | liveness | relevant
+        window[:W]                      W: ASCII digits, >= 0 (0 = no earlier turn)
+        segment[:centroid|flag|learned]
+        segment-centroid | segment-flag | segment-learned   (= segment:X)
+
+    An empty argument (``window:``) means the default, as it always has. Anything else is
+    a :class:`ConfigError` naming the bad value and listing the valid specs.
+
+    >>> parse_policy("window:0").argument
+    0
+    """
+    if not isinstance(spec, str):
+        raise ConfigError(f"a policy spec is a string, got {type(spec).__name__}; valid: {policy_grammar()}")
+    raw_name, colon, raw_arg = spec.partition(":")
+    name, arg = raw_name.strip().lower(), raw_arg.strip()
+    if name in _ALIASES:
+        if colon:
+            raise ConfigError(f"policy {name!r} takes no argument (got {_shown(spec)}); write "
+                              f"{_ALIASES[name][0]}:{_ALIASES[name][1]}")
+        return PolicySpec(*_ALIASES[name])
+    if name not in POLICIES:
+        raise ConfigError(f"unknown policy {_shown(spec)}; valid: {policy_grammar()} "
+                          f"(also {', '.join(_ALIASES)})")
+    if not arg:
+        return PolicySpec(name)
+    if name == "window":
+        if not _WINDOW_ARG.fullmatch(arg):
+            raise ConfigError(f"window length must be an integer >= 0, got {_shown(raw_arg)} in {_shown(spec)}; "
+                              f"valid: {policy_grammar()}")
+        try:
+            return PolicySpec(name, int(arg))
+        except ValueError:  # more digits than int() converts: no conversation is that long
+            raise ConfigError(f"window length {raw_arg[:20]!r}... has too many digits") from None
+    if name == "segment":
+        detector = arg.lower()
+        if detector not in SEGMENT_DETECTORS:
+            raise ConfigError(f"unknown segment detector {_shown(raw_arg)} in {_shown(spec)}; valid: "
+                              + ", ".join(f"segment:{d}" for d in SEGMENT_DETECTORS))
+        return PolicySpec(name, detector)
+    raise ConfigError(f"policy {name!r} takes no argument (got {_shown(spec)}); valid: {policy_grammar()}")
+
+
 def get_policy(spec: str | ScopePolicy) -> ScopePolicy:
-    """A policy from a name: ``full``, ``window``, ``window:3``, ``segment:flag``, ``default``…
+    """A policy from a spec (:func:`parse_policy`): ``full``, ``window:3``, ``segment:flag``…
+    A policy object passes through.
 
     >>> get_policy("window:3").run.__self__.w
     3
     """
     if not isinstance(spec, str):
         return spec
-    name, _, arg = spec.partition(":")
-    name = name.strip().lower()
-    if name not in POLICIES:
-        raise ConfigError(f"unknown policy {spec!r}; valid: {', '.join(policy_names())} "
-                          "(window takes :W, segment takes :centroid, :flag or :learned)")
-    if name == "window" and arg:
-        try:
-            return WindowPolicy(int(arg))
-        except ValueError:
-            raise ConfigError(f"window length must be an integer, got {arg!r}") from None
-    if name == "segment" and arg:
-        return SegmentPolicy(arg)
-    if arg:
-        raise ConfigError(f"policy {name!r} takes no argument (got {spec!r})")
-    return POLICIES[name]()
+    return parse_policy(spec).build()

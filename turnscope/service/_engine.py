@@ -22,12 +22,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from turnscope._exceptions import ConfigError, InputError, TurnscopeError
+from turnscope._exceptions import ConfigError, InputError
 from turnscope._items import FollowUpItem, rewrite_item
 from turnscope._session import Session
 from turnscope.entities import Vocabulary, bundled_vocabularies, bundled_vocabulary
 from turnscope.entities._vocabulary import bundled_name
-from turnscope.scope import get_policy
+from turnscope.scope import parse_policy
 from turnscope.service._config import ServiceConfig
 from turnscope.service._exceptions import (
     InvalidField,
@@ -51,9 +51,6 @@ logger = logging.getLogger("turnscope.service")
 #: what ``secrets.token_urlsafe`` produces; anything else cannot be a session id, so it is
 #: answered 404 without asking the store (and never reaches a store key)
 SESSION_ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{16,64}")
-_POLICY_SPEC = re.compile(r"[a-z]+(?::[a-z0-9]+)?")
-#: the largest ``window:W`` accepted (beyond the turn limit it is ``full`` anyway)
-_MAX_WINDOW = 10_000
 
 
 @dataclass
@@ -90,18 +87,13 @@ class Engine:
 
     # -- names ---------------------------------------------------------------------
     def check_policy(self, name: str, field: str = "policy") -> str:
-        """The policy name as given, once it is known to build a policy (422 otherwise)."""
+        """The policy spec as given, once :func:`turnscope.scope.parse_policy` accepts it
+        (the grammar every surface shares; 422 naming the value and the choices otherwise)."""
         if name in self._policies:
             return name
-        if not _POLICY_SPEC.fullmatch(name):
-            raise InvalidField(f"{field}: unknown policy {name[:80]!r}", field=field)
-        base, _, arg = name.partition(":")
-        if base == "window" and arg and not (arg.isdigit() and 1 <= int(arg) <= _MAX_WINDOW):
-            raise InvalidField(f"{field}: window length must be an integer from 1 to {_MAX_WINDOW}",
-                               field=field)
         try:
-            get_policy(name)
-        except (TurnscopeError, ValueError, TypeError) as exc:
+            parse_policy(name)
+        except ConfigError as exc:
             raise InvalidField(f"{field}: {exc}", field=field) from None
         self._policies.add(name)
         return name

@@ -12,10 +12,12 @@ import json
 import re
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.config import JsonDict
 
+from turnscope._exceptions import ConfigError
 from turnscope._items import CONTROL_CHARS, PLAIN_PATTERN, TEXT_PATTERN, FollowUpItem
+from turnscope.scope import parse_policy, policy_grammar
 from turnscope.service._exceptions import BadRequest, InvalidField
 
 __all__ = [
@@ -79,10 +81,22 @@ class CreateSessionIn(BaseModel):
                               json_schema_extra={"example": {"policy": "default",
                                                              "vocabulary": "bundled:cloud"}})
     policy: str | None = Field(default=None, max_length=100,
-                               description="default, full, window[:W], segment[:centroid|flag], liveness, relevant")
+                               description=f"the scope policy: {policy_grammar()}")
     vocabulary: str | None = Field(default=None, max_length=100,
                                    description="none (default), bundled, bundled:cloud or "
                                                "bundled:ja-site")
+
+    @field_validator("policy")
+    @classmethod
+    def _known_policy(cls, v: str | None) -> str | None:
+        # the one grammar of turnscope.scope.parse_policy; the spec is kept as the client
+        # wrote it (GET /v1/sessions/{id} answers it back)
+        if v is not None:
+            try:
+                parse_policy(v)
+            except ConfigError as exc:
+                raise ValueError(str(exc)) from None
+        return v
 
 
 class SessionCreated(BaseModel):
