@@ -44,7 +44,7 @@ import sys
 import time
 
 # e5's OpenMP threads spin while they wait; on two shared cores that makes every
-# embedding several times slower. Set before the encoder is loaded (see _shift_train).
+# embedding several times slower. Set before the encoder is loaded (see turnscope.training.shift).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from collections.abc import Sequence
 from pathlib import Path
@@ -62,8 +62,9 @@ from turnscope.datasets import TopicTurn, load_tiage, load_topiocqa, resolve_dat
 from turnscope.evaluation import detect_switches, score_detection
 from turnscope.evaluation._bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 from turnscope.resolver._shift import ShiftDetector, shipped_model
-from turnscope.resolver._shift_train import embed_conversations, replay
 from turnscope.scope import CentroidDetector
+from turnscope.training.shift import replay
+from turnscope.training.shift_embed import embed_conversations
 
 DETECTORS = ("never", "always", "centroid", "learned")
 #: rows read off full sessions: the output field, and the rewriter's own flag
