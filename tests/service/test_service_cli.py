@@ -32,16 +32,36 @@ def captured(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 
 
 def test_defaults(captured: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
+    start = tmp_path / "start"
+    start.mkdir()
+    monkeypatch.chdir(start)
     monkeypatch.delenv("TURNSCOPE_STATE", raising=False)
+    # platformdirs puts the per-user data folder under $XDG_DATA_HOME on Linux
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     r = CliRunner().invoke(app, ["serve"])
     assert r.exit_code == 0, r.output
     assert captured["host"] == "127.0.0.1" and captured["port"] == 8080 and captured["workers"] == 1
     assert captured["target"] == "turnscope.service._app:app_from_env"
     cfg: ServiceConfig = captured["config"]
-    assert cfg.store == "sqlite:" + str((tmp_path / "turnscope-sessions.db").resolve())
+    expected = (tmp_path / "data" / "turnscope" / "sessions.db").resolve()
+    assert cfg.store == "sqlite:" + str(expected)
     assert cfg.keys is None
-    assert (tmp_path / "turnscope-sessions.db").exists()
+    assert expected.exists()  # the data folder was created for it
+    assert list(start.iterdir()) == []  # nothing written where serve started
+
+
+def test_a_missing_store_folder_other_than_the_default_is_an_error(
+        captured: dict[str, Any], tmp_path: Path) -> None:
+    r = CliRunner().invoke(app, ["serve", "--store", f"sqlite:{tmp_path / 'nope' / 's.db'}"])
+    assert r.exit_code == 2
+    assert "does not exist" in r.output
+    assert not (tmp_path / "nope").exists()
+
+
+def test_help_names_the_default_store() -> None:
+    r = CliRunner().invoke(app, ["serve", "--help"], env={"COLUMNS": "300"})
+    assert r.exit_code == 0
+    assert "sessions.db" in r.output and "per-user data folder" in r.output
 
 
 def test_state_env_and_options(captured: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

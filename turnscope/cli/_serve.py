@@ -10,9 +10,22 @@ from typing import Annotated
 import typer
 
 from turnscope._exceptions import TurnscopeError
+from turnscope._paths import default_state_path
 from turnscope.cli._app import app
 
 __all__ = ["serve", "parse_rate_limit"]
+
+
+def _default_state_shown() -> str:
+    # what --help names as the default store: the per-user path, with the home folder as ~
+    path = default_state_path()
+    try:
+        return "~/" + str(path.relative_to(Path.home()))
+    except ValueError:
+        return str(path)
+
+
+_DEFAULT_STATE_SHOWN = _default_state_shown()
 
 
 def parse_rate_limit(spec: str) -> tuple[int, float]:
@@ -40,13 +53,25 @@ def _service_vocabulary(spec: str) -> str:
                              f"bundled or {', '.join(BUNDLED_CHOICES)}", param_hint="--vocabulary")
 
 
-@app.command()
+_SERVE_HELP = f"""Serve the HTTP API: sessions, turns, the stateless rewrite, health, OpenAPI.
+
+Example: ``turnscope serve`` (loopback:8080, SQLite, no keys), or
+``turnscope serve --store redis://127.0.0.1:6379/0 --workers 4 --keys keys.txt``.
+
+Sessions are stored in {_DEFAULT_STATE_SHOWN} unless --store or $TURNSCOPE_STATE names
+another place (the per-user data folder, created when missing; never the folder serve
+starts from). Each worker loads every model a turn needs before /readyz answers ready.
+"""
+
+
+@app.command(help=_SERVE_HELP)
 def serve(
     host: Annotated[str, typer.Option(help="Address to listen on (loopback by default).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="TCP port.")] = 8080,
     store: Annotated[str | None, typer.Option(
-        help="sqlite:PATH or redis://HOST:PORT/DB (default: sqlite:$TURNSCOPE_STATE, "
-             "else sqlite:./turnscope-sessions.db).")] = None,
+        help="sqlite:PATH or redis://HOST:PORT/DB (default: sqlite:$TURNSCOPE_STATE, else "
+             f"sqlite:{_DEFAULT_STATE_SHOWN}: the per-user data folder, created when missing; never "
+             "the folder serve starts from).")] = None,
     workers: Annotated[int, typer.Option(min=1, max=64, help="Worker processes.")] = 1,
     keys: Annotated[Path | None, typer.Option(
         help="File of 'KEY TENANT' lines; then every request needs 'Authorization: Bearer KEY'.")] = None,
@@ -64,11 +89,7 @@ def serve(
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
     access_log: Annotated[bool, typer.Option(help="Log every request.")] = False,
 ) -> None:
-    """Serve the HTTP API: sessions, turns, the stateless rewrite, health, OpenAPI.
-
-    Example: ``turnscope serve`` (loopback:8080, SQLite, no keys), or
-    ``turnscope serve --store redis://127.0.0.1:6379/0 --workers 4 --keys keys.txt``.
-    """
+    # help: _SERVE_HELP (it names the default store path, known only at run time).
     # the service stack (fastapi, redis) loads only for this command
     from turnscope.service import CONFIG_ENV, ApiKeys, Limits, ServiceConfig, default_store_url, open_store
 

@@ -55,6 +55,7 @@ from turnscope.service._config import (
     ApiKeys,
     Limits,
     ServiceConfig,
+    default_state_path,
     default_store_url,
 )
 from turnscope.service._engine import Engine
@@ -116,6 +117,7 @@ __all__ = [
     "DEFAULT_HOST",
     "DEFAULT_PORT",
     "DEFAULT_STATE_FILE",
+    "default_state_path",
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_MAX_MESSAGE_CHARS",
     "DEFAULT_MAX_TURNS",

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from turnscope._exceptions import ConfigError
+from turnscope._paths import DEFAULT_STATE_FILE, default_state_path
 
 __all__ = [
     "DEFAULT_HOST",
@@ -36,12 +37,11 @@ __all__ = [
     "ApiKeys",
     "ServiceConfig",
     "default_store_url",
+    "default_state_path",
 ]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
-#: the SQLite file used when neither ``--store`` nor ``$TURNSCOPE_STATE`` names one
-DEFAULT_STATE_FILE = "turnscope-sessions.db"
 #: a request body over this is answered 413 (without reading it into memory first)
 DEFAULT_MAX_BODY_BYTES = 256 * 1024
 #: a message (``content``, ``follow_up``, a prefix turn) longer than this is answered 422;
@@ -69,10 +69,12 @@ CONFIG_ENV = "TURNSCOPE_SERVICE_CONFIG"
 
 
 def default_store_url() -> str:
-    """``sqlite:`` + ``$TURNSCOPE_STATE``, else ``./turnscope-sessions.db`` (made absolute, so
-    every worker opens the same file whatever its working directory)."""
-    path = os.environ.get("TURNSCOPE_STATE") or DEFAULT_STATE_FILE
-    return "sqlite:" + str(Path(path).expanduser().resolve())
+    """``sqlite:`` + ``$TURNSCOPE_STATE``, else :func:`default_state_path` (``sessions.db`` in
+    the per-user data folder, which the SQLite store creates when missing), made absolute
+    so every worker opens the same file whatever its working directory."""
+    env = os.environ.get("TURNSCOPE_STATE")
+    path = Path(env) if env else default_state_path()
+    return "sqlite:" + str(path.expanduser().resolve())
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from turnscope._exceptions import ConfigError
+from turnscope._paths import default_state_path
 from turnscope.service._exceptions import NotFound, StoreUnavailable, VersionConflict
 from turnscope.service._store import SessionMeta, SessionRecord, StoredTurn, lock_slot
 
@@ -91,6 +92,9 @@ class SQLiteStore:
         self._queue: list[_Pending] = []
         if self.path.is_dir():
             raise ConfigError(f"--store sqlite:{self.path}: is a directory, not a file")
+        if not self.path.parent.is_dir() and self.path.resolve() == default_state_path().resolve():
+            # the per-user data folder is ours to create; any other missing folder is a typo
+            self.path.parent.mkdir(parents=True, exist_ok=True)
         if not self.path.parent.is_dir():
             raise ConfigError(f"--store sqlite:{self.path}: folder {self.path.parent} does not exist")
         conn = self._conn()

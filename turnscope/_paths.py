@@ -1,0 +1,27 @@
+"""Where turnscope keeps files of its own (a leaf module: the CLI reads it for help texts
+without loading the service stack)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import platformdirs
+
+__all__ = ["DEFAULT_STATE_FILE", "user_data_path", "default_state_path"]
+
+#: the name of the SQLite session store used when neither ``--store`` nor
+#: ``$TURNSCOPE_STATE`` names one
+DEFAULT_STATE_FILE = "sessions.db"
+
+
+def user_data_path() -> Path:
+    """The per-user data folder: ``~/.local/share/turnscope`` on Linux (``$XDG_DATA_HOME/
+    turnscope`` when that is set), ``~/Library/Application Support/turnscope`` on macOS,
+    ``%LOCALAPPDATA%\\turnscope`` on Windows."""
+    return Path(platformdirs.user_data_dir("turnscope", appauthor=False))
+
+
+def default_state_path() -> Path:
+    """``sessions.db`` in :func:`user_data_path`: the service's default store, never a file
+    in whatever folder the server happens to start from."""
+    return user_data_path() / DEFAULT_STATE_FILE
