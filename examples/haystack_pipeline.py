@@ -1,6 +1,6 @@
 """turnscope in a Haystack pipeline, offline.
 
-    pip install 'turnscope[haystack]'
+    pip install -e '.[haystack]'   # from a clone of this repository
     python examples/haystack_pipeline.py
 
 ``TurnscopeRewriter`` takes the user's message and the chat history and feeds the

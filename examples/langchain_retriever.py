@@ -1,6 +1,6 @@
 """turnscope in front of a LangChain retriever, offline.
 
-    pip install 'turnscope[langchain]'
+    pip install -e '.[langchain]'   # from a clone of this repository
     python examples/langchain_retriever.py
 
 The store is LangChain's own ``InMemoryVectorStore`` with a bag-of-words embedding

@@ -1,6 +1,6 @@
 """turnscope as the condense step of a LlamaIndex chat engine, offline.
 
-    pip install 'turnscope[llamaindex]'
+    pip install -e '.[llamaindex]'   # from a clone of this repository
     python examples/llamaindex_chat.py
 
 ``TurnscopeChatEngine`` is LlamaIndex's ``CondenseQuestionChatEngine`` with its LLM
