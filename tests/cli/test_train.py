@@ -1,19 +1,40 @@
-"""``turnscope train`` choices that fail before any training starts: they must say what is
-wrong and how to mend it (the training itself is tested in tests/resolver)."""
+"""``turnscope train``: its options, and choices that fail before any training starts (they
+must say what is wrong and how to mend it; the training itself is tested in tests/training)."""
 
 from __future__ import annotations
 
-import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from turnscope.cli import _train
 from turnscope.cli._app import app
-from turnscope.resolver._ranker import Shadow
 
 runner = CliRunner()
+
+#: the options of experiments that never shipped (issue 30): gone, with the code behind them
+REMOVED = ["--stack", "--reuse-synthetic", "--own-histories", "--generic", "--dropped", "--views", "--latent",
+           "--shadow-floor", "--shadow-slots-only", "--gate-cast-weight", "--bag"]
+
+
+def test_the_help_names_the_options_that_rebuild_the_shipped_models_and_no_other() -> None:
+    result = runner.invoke(app, ["train", "--help"], env={"COLUMNS": "200", "TERMINAL_WIDTH": "200"})
+    assert result.exit_code == 0
+    for option in ("--data-root", "--output", "--seed", "--limit", "--no-cache", "--only"):
+        assert option in result.output
+    for option in REMOVED:
+        assert option not in result.output
+
+
+@pytest.mark.parametrize("option", REMOVED)
+def test_a_removed_option_is_refused(option: str, tmp_path: Path) -> None:
+    out = tmp_path / "resolver.txt"
+    result = runner.invoke(app, ["train", "--only", "resolver", "--output", str(out), option])
+    assert result.exit_code == 2
+    assert "No such option" in result.output
+    assert not out.exists()
 
 
 def test_an_unknown_stage_names_the_choices() -> None:
@@ -22,86 +43,52 @@ def test_an_unknown_stage_names_the_choices() -> None:
     assert "all, shift, neural or resolver" in result.output
 
 
-def test_a_stacked_tagger_without_its_fold_taggers_stops_the_resolver_training(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    models = tmp_path / "models"
-    (models / "neural").mkdir(parents=True)
-    (models / "neural" / "tagger.json").write_text(
-        json.dumps({"stacked": {"folds": 5, "fold_dir": str(tmp_path / "gone")}}), encoding="utf-8")
-    monkeypatch.setattr(_train, "PACKAGE_MODELS", models)
-    out = tmp_path / "resolver.txt"
-    result = runner.invoke(app, ["train", "--only", "resolver", "--output", str(out), "--no-cache"])
-    assert result.exit_code == 1
-    assert "fold taggers" in result.output and "--only neural" in result.output
-    assert not out.exists()
-
-
 @pytest.mark.parametrize(("flags", "expected"), [
-    ([], {"generic": False, "dropped": False, "views": False}),
-    (["--generic", "--dropped", "--views"], {"generic": True, "dropped": True, "views": True}),
+    ([], {"seed": 13, "limit": None}),
+    (["--seed", "7", "--limit", "20"], {"seed": 7, "limit": 20}),
 ])
-def test_the_tagger_data_kinds_reach_the_generator(flags: list[str], expected: dict[str, bool],
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    from turnscope._exceptions import DatasetError
-    from turnscope.resolver import _neural_data
-
-    seen: dict[str, object] = {}
-
-    def fake(root: object, out: object, **kw: object) -> None:
-        seen.update(kw)
-        raise DatasetError("stopped before any training")
-
-    monkeypatch.setattr(_neural_data, "build_neural_data", fake)
-    result = runner.invoke(app, ["train", "--only", "neural", *flags])
-    assert result.exit_code == 1
-    assert "stopped before any training" in result.output
-    assert {k: seen[k] for k in expected} == expected
-
-
-@pytest.mark.parametrize("flags", [["--latent", "some"], ["--latent", "own"]])
-def test_a_latent_mode_it_cannot_train_names_the_choices(flags: list[str], tmp_path: Path) -> None:
-    out = tmp_path / "resolver.txt"
-    result = runner.invoke(app, ["train", "--only", "resolver", "--output", str(out), *flags])
-    assert result.exit_code == 2
-    assert "none, all or own (own with --own-histories)" in result.output
-    assert not out.exists()
-
-
-@pytest.mark.parametrize(("flags", "expected"), [
-    ([], {"latent": "none", "own_histories": False, "shadow": None}),
-    (["--latent", "all"], {"latent": "all", "own_histories": False}),
-    (["--own-histories", "--latent", "own"], {"latent": "own", "own_histories": True}),
-    (["--own-histories", "--shadow-floor", "0.5"], {"shadow": Shadow(0.5), "own_histories": True}),
-    (["--own-histories", "--shadow-floor", "0.5", "--shadow-slots-only"],
-     {"shadow": Shadow(0.5, slots_only=True), "own_histories": True}),
-    ([], {"bag": 1}),
-    (["--bag", "5"], {"bag": 5}),
-])
-def test_the_latent_mode_reaches_the_resolver_training(flags: list[str], expected: dict[str, object],
+def test_the_kept_options_reach_the_resolver_training(flags: list[str], expected: dict[str, object],
                                                        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from turnscope._exceptions import DatasetError
-    from turnscope.resolver import _train as resolver_train
+    from turnscope.training import resolver as resolver_train
 
     seen: dict[str, object] = {}
 
     def fake(root: object, out: object, **kw: object) -> None:
-        seen.update(kw)
+        seen.update(kw, out=out)
         raise DatasetError("stopped before any training")
 
     monkeypatch.setattr(resolver_train, "train_resolver", fake)
-    result = runner.invoke(app, ["train", "--only", "resolver", "--output", str(tmp_path / "r.txt"), *flags])
+    out = tmp_path / "r.txt"
+    result = runner.invoke(app, ["train", "--only", "resolver", "--output", str(out), "--no-cache", *flags])
     assert result.exit_code == 1
     assert "stopped before any training" in result.output
     assert {k: seen[k] for k in expected} == expected
+    assert seen["out"] == out and seen["cache"] is None
 
 
-@pytest.mark.parametrize(("flags", "message"), [
-    (["--shadow-floor", "0.5"], "needs --own-histories"),
-    (["--bag", "0"], "--bag"),
-])
-def test_a_resolver_option_it_cannot_train_is_refused(flags: list[str], message: str, tmp_path: Path) -> None:
-    out = tmp_path / "resolver.txt"
-    result = runner.invoke(app, ["train", "--only", "resolver", "--output", str(out), *flags])
-    assert result.exit_code == 2
-    assert message in result.output
-    assert not out.exists()
+def test_the_tagger_stage_builds_the_shipped_data_kinds_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    from turnscope._exceptions import DatasetError
+    from turnscope.training import neural_data
+
+    seen: dict[str, object] = {}
+
+    def fake(root: object, out: object, **kw: object) -> None:
+        seen.update(kw)
+        raise DatasetError("stopped before any training")
+
+    monkeypatch.setattr(neural_data, "build_neural_data", fake)
+    result = runner.invoke(app, ["train", "--only", "neural", "--seed", "5"])
+    assert result.exit_code == 1
+    assert "stopped before any training" in result.output
+    assert seen == {"seed": 5}
+
+
+def test_the_runtime_never_imports_the_training_package() -> None:
+    # every command but ``train`` runs without it: a fresh interpreter loads the CLI and a session
+    code = ("import sys, turnscope.cli\n"
+            "from turnscope import Session\n"
+            "s = Session(); s.user('What is lobular carcinoma?')\n"
+            "print(sorted(m for m in sys.modules if m.startswith('turnscope.training')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from turnscope.resolver import HistoryTurn, candidates
-from turnscope.resolver._features import FEATURES, LATENT_FEATURES, featurize, message_signals
+from turnscope.resolver._features import FEATURES, featurize, message_signals
 
 
 def _embed(texts: Sequence[str]) -> np.ndarray:
@@ -102,35 +102,6 @@ def test_every_feature_column_is_written() -> None:
     assert len(set(FEATURES)) == len(FEATURES)
     assert FEATURES == _CANDIDATE_FEATURES + _MESSAGE_FEATURES
     x = featurize("Is it safe?", HISTORY, candidates(HISTORY), _embed, shift=0.25)
-    # the latent subject is missing (NaN, not 0) when no turn says what it was about
-    latent = [FEATURES.index(f) for f in LATENT_FEATURES]
-    assert np.isnan(x[:, latent]).all()
-    assert not np.isnan(np.delete(x, latent, axis=1)).any()
+    assert x.shape[1] == len(FEATURES)
+    assert not np.isnan(x).any()
     assert x[0, FEATURES.index("shift_prob")] == np.float32(0.25)
-
-
-def test_the_latent_subject_of_earlier_turns() -> None:
-    hist = [HistoryTurn(1, "user", "What is throat cancer?", "What is throat cancer?", ()),
-            HistoryTurn(2, "assistant", "Throat cancer is cancer of the pharynx or larynx."),
-            HistoryTurn(3, "user", "Is it treatable?", "Is it treatable?",
-                        (("throat cancer", 0.7), ("larynx", 0.2))),
-            HistoryTurn(4, "assistant", "Yes, most cases of throat cancer are treatable.")]
-    cands = candidates(hist)
-    x = featurize("What are the symptoms?", hist, cands, _embed)
-    col = {f: FEATURES.index(f) for f in LATENT_FEATURES}
-    row = {c.text.lower(): x[i] for i, c in enumerate(cands)}
-    # the declined turn still says what it was about
-    assert row["throat cancer"][col["latent_same"]] == np.float32(0.7)
-    assert row["larynx"][col["latent_same"]] == np.float32(0.2)
-    assert row["pharynx"][col["latent_same"]] == 0.0
-    assert row["throat cancer"][col["latent_top"]] == np.float32(0.7)
-    # the turn before it was decided with nothing shortlisted: known, and zero
-    assert row["throat cancer"][col["latent_back"]] == 0.0
-    # a phrase sharing a word with a latent one
-    assert row["cancer"][col["latent_shared"]] == np.float32(0.7)
-    assert row["cancer"][col["latent_same"]] == 0.0
-    # a model without the state: the same columns, unknown
-    plain = featurize("What are the symptoms?", [HistoryTurn(t.index, t.role, t.text, t.rewrite) for t in hist],
-                      cands, _embed)
-    assert np.isnan(plain[:, list(col.values())]).all()
-    assert np.array_equal(np.delete(plain, list(col.values()), axis=1), np.delete(x, list(col.values()), axis=1))

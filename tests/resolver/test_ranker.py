@@ -161,95 +161,25 @@ def test_a_threshold_out_of_range_is_refused() -> None:
         default_resolver().with_threshold(0.5, slot=1.5)
 
 
-def test_a_session_hands_each_decided_turn_s_latent_subject_on() -> None:
-    from turnscope.resolver._ranker import LATENT_MEMO, history_of
+def test_a_session_reads_each_earlier_user_turn_as_the_query_it_was_rewritten_to() -> None:
+    from turnscope.resolver._ranker import history_of
 
     s = Session()
     s.user("What is throat cancer?")
     s.assistant("Throat cancer is cancer of the pharynx or larynx.")
     first = s.user("Is it treatable?")
     s.assistant("Most cases are treatable when found early.")
-    shown = first.trace["resolver"]["candidates"]  # type: ignore[index]
-    hist = history_of(s.state)
-    by_index = {t.index: t for t in hist}
-    # a turn the resolver decided keeps its shortlist with the gate's probabilities, as the
-    # trace showed them; the opening turn was decided with nothing to shortlist; an answer has none
-    assert by_index[first.turn].latent == tuple((c["text"], c["score"]) for c in shown)
-    assert by_index[first.turn].latent
-    assert by_index[1].latent == ()
-    assert by_index[2].latent is None
-    assert set(s.state.memo[LATENT_MEMO]) == {1, first.turn}
-    # a fork copies it, and the original's later turns do not leak into the fork
-    fork = s.fork()
-    s.user("What are the symptoms?")
-    assert set(fork.state.memo[LATENT_MEMO]) == {1, first.turn}
+    by_index = {t.index: t for t in history_of(s.state)}
+    assert by_index[first.turn].text == "Is it treatable?"
+    assert by_index[first.turn].rewrite == first.query
+    assert by_index[2].rewrite is None  # an answer is never rewritten
+    # the session keeps no resolver state besides the rewrites (and the ranked memo)
+    assert not any(str(k).startswith("resolver:latent") for k in s.state.memo)
 
 
-def test_the_shipped_model_reads_no_latent_subject() -> None:
-    from turnscope.resolver._features import BASE_FEATURES
+def test_the_shipped_model_reads_every_feature_column_in_order() -> None:
+    from turnscope.resolver._features import FEATURES
 
-    r = default_resolver()
-    assert r.meta["features"] == list(BASE_FEATURES)
-    hist = [HistoryTurn(1, "user", "What is throat cancer?", "What is throat cancer?"),
-            HistoryTurn(2, "assistant", "Throat cancer is cancer of the pharynx or larynx.")]
-    with_latent = [HistoryTurn(1, "user", "What is throat cancer?", "What is throat cancer?",
-                               (("larynx", 0.99),)), hist[1]]
-    a, b = r.resolve("Is it treatable?", hist), r.resolve("Is it treatable?", with_latent)
-    assert a == b
-
-
-def test_the_latent_store_keeps_the_opening_and_the_last_turns_only() -> None:
-    from turnscope.conversation import ConversationState
-    from turnscope.resolver._ranker import DEFAULT_HISTORY_TURNS, LATENT_MEMO, Resolution, remember_latent
-
-    state = ConversationState()
-    for index in range(1, 200, 2):
-        remember_latent(state, index, Resolution("q", (), (), 0.8))
-    kept = sorted(state.memo[LATENT_MEMO])
-    assert kept[0] == 1 and kept[-1] == 199
-    assert len(kept) <= DEFAULT_HISTORY_TURNS + 2
-    assert all(k >= 199 - 2 * DEFAULT_HISTORY_TURNS for k in kept[1:])
-
-
-def test_a_shadow_rewrite_keeps_the_subject_for_later_turns_only() -> None:
-    from turnscope.resolver._ranker import Shadow, history_of, shadow_rewrite
-
-    latent = (("throat cancer", 0.6), ("larynx", 0.3))
-    half = Shadow(0.5)
-    assert shadow_rewrite("Is it treatable?", "Is it treatable?", latent, half) == "Is throat cancer treatable?"
-    # below the floor, no shadow, a turn the resolver rewrote, nothing shortlisted: the query
-    assert shadow_rewrite("Is it treatable?", "Is it treatable?", latent, Shadow(0.7)) == "Is it treatable?"
-    assert shadow_rewrite("Is it treatable?", "Is it treatable?", latent, None) == "Is it treatable?"
-    assert shadow_rewrite("Is it treatable?", "Is lung cancer treatable?", latent, half) == "Is lung cancer treatable?"
-    assert shadow_rewrite("Is it treatable?", "Is it treatable?", (), half) == "Is it treatable?"
-    # a phrase the pronoun cannot take is not carried in the shadow either
-    assert shadow_rewrite("Did he plead guilty?", "Did he plead guilty?", (("controversy", 0.9),), half) \
-        == "Did he plead guilty?"
-    # without a pronoun slot the phrase is appended, unless the shadow is for slots only
-    assert shadow_rewrite("What about the cost?", "What about the cost?", latent, half) != "What about the cost?"
-    assert shadow_rewrite("What about the cost?", "What about the cost?", latent,
-                          Shadow(0.5, slots_only=True)) == "What about the cost?"
-    assert shadow_rewrite("Is it treatable?", "Is it treatable?", latent,
-                          Shadow(0.5, slots_only=True)) == "Is throat cancer treatable?"
-    for bad in (0.0, 1.5):
-        with pytest.raises(ConfigError, match="shadow floor must be in"):
-            Shadow(bad)
-
-    s = Session()
-    s.user("What is throat cancer?")
-    s.assistant("Throat cancer is cancer of the pharynx or larynx.")
-    res = s.user("Is it treatable?")
-    top = res.trace["resolver"]["candidates"][0]  # type: ignore[index]
-    plain = {t.index: t.rewrite for t in history_of(s.state)}
-    low = Shadow(0.01)
-    shadowed = {t.index: t.rewrite for t in history_of(s.state, shadow=low)}
-    assert plain[res.turn] == res.query
-    assert shadowed[res.turn] == shadow_rewrite("Is it treatable?", res.query, ((top["text"], top["score"]),), low)
-
-
-def test_an_empty_bag_is_refused() -> None:
-    from turnscope._exceptions import ConfigError
-    from turnscope.resolver._ranker import Bag
-
-    with pytest.raises(ConfigError, match="at least one model"):
-        Bag(())
+    # the resolver picks the model's columns by name; the shipped model reads them all, as
+    # computed, so no column is computed for nothing
+    assert default_resolver().meta["features"] == list(FEATURES)

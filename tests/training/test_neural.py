@@ -1,4 +1,4 @@
-"""The tagger's training labels and what training needs (turnscope.resolver._neural_train).
+"""The tagger's training labels and what training needs (turnscope.training.neural).
 
 The fine-tuning itself needs PyTorch (the ``train`` extra), which the test environment does
 not install on purpose (nothing at run time may need it); what is tested here is what
@@ -13,7 +13,7 @@ import pytest
 
 from turnscope._exceptions import ConfigError, DatasetError
 from turnscope.resolver._neural import encode, load_tokenizer
-from turnscope.resolver._neural_train import _read, labels_for, train_neural
+from turnscope.training.neural import _read, labels_for, train_neural
 
 
 def _marked(history: list[str], targets: list[str]) -> list[str]:

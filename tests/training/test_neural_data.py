@@ -1,4 +1,5 @@
-"""Training data of the neural resolver, on tiny TopiOCQA-format fixtures (not the real data)."""
+"""Training data of the neural tagger (turnscope.training.neural_data), on tiny TopiOCQA-format
+fixtures (not the real data)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 import pytest
 
 from turnscope._exceptions import DatasetError
-from turnscope.resolver._neural_data import (
+from turnscope.training.neural_data import (
     ANSWER_CHARS,
     HISTORY_TURNS,
     build_neural_data,
@@ -222,30 +223,6 @@ def test_render_sample_shows_message_targets_and_last_user_turn(tmp_path: Path) 
     assert "last user turn: _what is the atmosphere of saturn_" in text
 
 
-def test_generic_follow_ups_are_labelled_with_the_subject_only_when_asked(tmp_path: Path) -> None:
-    root = _write(tmp_path / "data", [FILM, SATURN])
-    plain = _build(root, tmp_path / "plain.jsonl")
-    assert not [r for r in plain if ":generic" in r["id"]]
-    rows = _build(root, tmp_path / "generic.jsonl", generic=True, generic_min_conversations=1)
-    kinds = _by_kind([r for r in rows if r["id"].startswith("topiocqa-train:1:3:")])
-    # "who composed the music?" neither names nor points at the film: it needs it (CAsT convention)
-    assert kinds["generic"]["message"] == "who composed the music?"
-    assert kinds["generic"]["targets"] == ["Jaws"]
-    assert kinds["generic-named"]["message"] == "who composed the music of Jaws?"
-    assert kinds["generic-named"]["targets"] == []
-    # the pronoun follow-up is still a natural one, not generic
-    assert not [r for r in rows if r["id"].startswith("topiocqa-train:1:2:generic")]
-    # every other example is the same as without the option
-    assert [r for r in rows if ":generic" not in r["id"]] == plain
-
-
-def test_a_generic_follow_up_uses_only_words_common_across_conversations(tmp_path: Path) -> None:
-    root = _write(tmp_path / "data", [FILM, SATURN])
-    # "composed" and "music" occur in one conversation's questions: not generic at 2
-    rows = _build(root, tmp_path / "out.jsonl", generic=True, generic_min_conversations=2)
-    assert not [r for r in rows if ":generic" in r["id"]]
-
-
 CITY: list[Turn] = [
     ("Lyon", "what is the history of lyon", "Lyon was founded by the Romans in 43 BC."),
     ("Lyon", "what is its population?", "About 520,000 people live in Lyon."),
@@ -254,46 +231,7 @@ CITY: list[Turn] = [
 ]
 
 
-def test_dropped_follow_ups_lose_their_pointer_only_when_asked(tmp_path: Path) -> None:
-    # Saturn's named question and switch keep the classes even: nothing is thinned
-    root = _write(tmp_path / "data", [CITY, SATURN])
-    plain = _build(root, tmp_path / "plain.jsonl")
-    assert not [r for r in plain if ":dropped:" in r["id"]]
-    rows = _build(root, tmp_path / "dropped.jsonl", dropped=True)
-    dropped = {r["id"]: r for r in rows if ":dropped:" in r["id"]}
-    # the possessive becomes "the"; the locative at the end goes; the subject "it" stays
-    assert dropped["topiocqa-train:1:2:dropped:it"]["message"] == "what is the population?"
-    assert dropped["topiocqa-train:1:2:dropped:it"]["targets"] == ["Lyon"]
-    assert dropped["topiocqa-train:1:2:dropped:it"]["original"] == "what is its population?"
-    assert dropped["topiocqa-train:1:4:dropped:there"]["message"] == "what can you eat?"
-    assert "topiocqa-train:1:3:dropped:it" not in dropped
-    # the option only adds (here the plain run thins one negative more: its share is higher)
-    assert {r["id"] for r in plain} <= {r["id"] for r in rows}
-
-
-def test_dropped_needs_the_natural_kinds(tmp_path: Path) -> None:
-    rows = _build(_write(tmp_path / "data", [CITY]), tmp_path / "out.jsonl", natural=False, dropped=True)
-    assert not [r for r in rows if ":dropped:" in r["id"] or ":natural:" in r["id"]]
-
-
-@pytest.mark.parametrize(("shares", "answers"), [((1.0, 0.0), False), ((0.0, 1.0), True)])
-def test_a_rewritten_view_reads_earlier_questions_as_their_named_twins(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shares: tuple[float, float], answers: bool) -> None:
-    from turnscope.resolver import _neural_data
-
-    monkeypatch.setattr(_neural_data, "VIEW_SHARES", shares)
-    root = _write(tmp_path / "data", [CITY, SATURN])
-    rows = {r["id"]: r for r in _build(root, tmp_path / "out.jsonl", views=True)}
-    third = rows["topiocqa-train:1:3:natural:it"]
-    # turn 2 ("what is its population?") is read as the rewrite that names Lyon
-    users = [h["text"] for h in third["history"] if h["role"] == "user"]
-    assert users == ["what is the history of lyon", "what is Lyon's population?"]
-    assert any(h["role"] == "assistant" for h in third["history"]) is answers
-    assert third["targets"] == ["Lyon"]
-    assert third["message"] == "when was it founded?"
-
-
-def test_without_views_every_history_is_as_asked(tmp_path: Path) -> None:
+def test_every_history_is_as_asked(tmp_path: Path) -> None:
     root = _write(tmp_path / "data", [CITY, SATURN])
     rows = {r["id"]: r for r in _build(root, tmp_path / "out.jsonl")}
     users = [h["text"] for h in rows["topiocqa-train:1:3:natural:it"]["history"] if h["role"] == "user"]
