@@ -8,12 +8,15 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
 
 from turnscope._exceptions import ItemError
 from turnscope._session import Session, TurnResult
 
 __all__ = [
+    "DEFAULT_MAX_MESSAGE_CHARS",
+    "MAX_MESSAGE_CHARS_CONTEXT",
     "STRATA",
     "ScreenModel",
     "TurnModel",
@@ -37,6 +40,30 @@ STRATA: tuple[str, ...] = (
     "explicit_recall",
     "situational",
 )
+
+
+#: the longest message an item may hold (its ``follow_up`` and each prefix turn's
+#: ``content``), in characters; ``turnscope rewrite`` answers a longer one with an error
+#: object naming this limit, the service with 422 ``too_long`` (``serve --max-message``
+#: moves it). It bounds the CPU time one item can take: the e5 encoder's cost grows with
+#: the square of a message's tokens past its 512-token window (about 13 s for 16 kB on two
+#: shared cores, far past any sensible answer time for 1 MB), while the longest message of
+#: the bundled and development sets is under 1,500 characters.
+DEFAULT_MAX_MESSAGE_CHARS = 16_384
+#: the pydantic validation-context key that overrides :data:`DEFAULT_MAX_MESSAGE_CHARS`
+#: (``FollowUpItem.model_validate(data, context={MAX_MESSAGE_CHARS_CONTEXT: n})``)
+MAX_MESSAGE_CHARS_CONTEXT = "max_message_chars"
+
+
+def _check_length(value: str, info: ValidationInfo) -> str:
+    limit = DEFAULT_MAX_MESSAGE_CHARS
+    if isinstance(info.context, Mapping):
+        limit = int(info.context.get(MAX_MESSAGE_CHARS_CONTEXT, limit))
+    if len(value) > limit:
+        # a type of its own: callers tell "too long" from other faults without parsing text
+        raise PydanticCustomError("too_long", "{length} characters, more than the limit of {limit} "
+                                  "(the maximum message length)", {"length": len(value), "limit": limit})
+    return value
 
 
 class ScreenModel(BaseModel):
@@ -63,6 +90,11 @@ class TurnModel(BaseModel):
     content: str
     screen: ScreenModel | None = None
 
+    @field_validator("content")
+    @classmethod
+    def _not_too_long(cls, v: str, info: ValidationInfo) -> str:
+        return _check_length(v, info)
+
 
 class FollowUpItem(BaseModel):
     """One follow-up item. Extra fields are kept (``model_extra``) and otherwise ignored."""
@@ -80,7 +112,9 @@ class FollowUpItem(BaseModel):
 
     @field_validator("follow_up")
     @classmethod
-    def _not_blank(cls, v: str) -> str:
+    def _not_blank(cls, v: str, info: ValidationInfo) -> str:
+        # the length first: it is the cheaper check, and the one a megabyte should hear
+        _check_length(v, info)
         if not v.strip():
             raise ValueError("follow_up is blank")
         return v
@@ -97,7 +131,10 @@ def _explain(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def parse_item(line: str, *, line_no: int | None = None, source: str | None = None) -> FollowUpItem:
+def parse_item(line: str, *, line_no: int | None = None, source: str | None = None,
+               max_message_chars: int = DEFAULT_MAX_MESSAGE_CHARS) -> FollowUpItem:
+    """One JSONL line as an item; :class:`ItemError` naming the fault otherwise (``kind``
+    ``too_long`` when a message is over ``max_message_chars``)."""
     try:
         data = json.loads(line)
     except json.JSONDecodeError as exc:
@@ -114,31 +151,35 @@ def parse_item(line: str, *, line_no: int | None = None, source: str | None = No
                         kind="invalid_item")
     item_id = data.get("id") if isinstance(data.get("id"), str) else None
     try:
-        return FollowUpItem.model_validate(data)
+        return FollowUpItem.model_validate(data, context={MAX_MESSAGE_CHARS_CONTEXT: max_message_chars})
     except ValidationError as exc:
         ident = f" (id {item_id!r})" if item_id is not None else ""
+        kind = "too_long" if any(e["type"] == "too_long" for e in exc.errors()) else "invalid_item"
         raise ItemError(f"invalid follow-up item{ident}: {_explain(exc)}", line=line_no,
-                        source=source, kind="invalid_item", item_id=item_id) from None
+                        source=source, kind=kind, item_id=item_id) from None
 
 
-def read_items(source: str | Path | BinaryIO, *,
-               name: str | None = None) -> Iterator[tuple[int, FollowUpItem | ItemError]]:
+def read_items(source: str | Path | BinaryIO, *, name: str | None = None,
+               max_message_chars: int = DEFAULT_MAX_MESSAGE_CHARS,
+               ) -> Iterator[tuple[int, FollowUpItem | ItemError]]:
     """Yield ``(line_no, item or error)`` for each non-blank line; never stops on a bad line.
 
     ``source`` is a path or a binary stream (``name`` names it in errors). Lines are
     split on ``\\n`` as bytes and decoded one by one, so an invalid UTF-8 byte costs only
     its own line; a UTF-8 byte-order mark on the first line is ignored. Blank lines
-    (only whitespace) are not items and yield nothing.
+    (only whitespace) are not items and yield nothing. A message over
+    ``max_message_chars`` makes its line an error naming the limit (``kind`` ``too_long``).
     """
     if isinstance(source, (str, Path)):
         p = Path(source)
         with p.open("rb") as fh:
-            yield from _read_stream(fh, name or str(p))
+            yield from _read_stream(fh, name or str(p), max_message_chars)
     else:
-        yield from _read_stream(source, name or str(getattr(source, "name", "<stream>")))
+        yield from _read_stream(source, name or str(getattr(source, "name", "<stream>")), max_message_chars)
 
 
-def _read_stream(fh: BinaryIO, name: str) -> Iterator[tuple[int, FollowUpItem | ItemError]]:
+def _read_stream(fh: BinaryIO, name: str,
+                 max_message_chars: int) -> Iterator[tuple[int, FollowUpItem | ItemError]]:
     for n, raw in enumerate(fh, start=1):
         if n == 1 and raw.startswith(codecs.BOM_UTF8):
             raw = raw[len(codecs.BOM_UTF8):]
@@ -152,7 +193,7 @@ def _read_stream(fh: BinaryIO, name: str) -> Iterator[tuple[int, FollowUpItem | 
         if not line.strip():
             continue
         try:
-            yield n, parse_item(line, line_no=n, source=name)
+            yield n, parse_item(line, line_no=n, source=name, max_message_chars=max_message_chars)
         except ItemError as exc:
             yield n, exc
 

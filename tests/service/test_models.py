@@ -41,3 +41,14 @@ def test_examples_of_the_pattern(value: str, ok: bool) -> None:
 def test_the_turn_schema_states_the_pattern() -> None:
     content = TurnIn.model_json_schema()["properties"]["content"]
     assert content["pattern"] == TEXT_PATTERN and content["minLength"] == 1
+
+
+def test_an_item_over_the_message_limit_is_422_too_long_naming_the_limit() -> None:
+    from turnscope._items import DEFAULT_MAX_MESSAGE_CHARS, FollowUpItem
+    from turnscope.service._exceptions import InvalidField
+    from turnscope.service._models import validate_model
+
+    with pytest.raises(InvalidField) as info:
+        validate_model(FollowUpItem, {"id": "a", "follow_up": "x" * (DEFAULT_MAX_MESSAGE_CHARS + 1)})
+    assert info.value.code == "too_long" and info.value.field == "follow_up"
+    assert str(DEFAULT_MAX_MESSAGE_CHARS) in str(info.value)

@@ -218,6 +218,17 @@ def test_bad_rewrite_items(body: Any, status: int, field: str | None, keyed_serv
         _error(c.post("/v1/rewrite", content=raw), status, None, field)
 
 
+def test_a_long_follow_up_is_too_long_naming_the_limit(keyed_server: ServiceProcess) -> None:
+    from turnscope._items import DEFAULT_MAX_MESSAGE_CHARS
+
+    with keyed_server.client(ALPHA) as c:
+        err = _error(c.post("/v1/rewrite", json={"id": "a", "follow_up": "x" * 20_000}), 422, "too_long",
+                     "follow_up")
+        assert str(DEFAULT_MAX_MESSAGE_CHARS) in err["message"]
+        # a megabyte is refused by the body limit before it is read
+        _error(c.post("/v1/rewrite", json={"id": "a", "follow_up": "x" * 1024 * 1024}), 413, "too_large")
+
+
 def test_unknown_routes_and_methods(keyed_server: ServiceProcess) -> None:
     with keyed_server.client(ALPHA) as c:
         _error(c.get("/v2/everything"), 404, "no_route")

@@ -17,7 +17,7 @@ from rich.text import Text
 
 from turnscope._batch import BatchRewriter
 from turnscope._exceptions import ItemError, TurnscopeError
-from turnscope._items import read_items
+from turnscope._items import DEFAULT_MAX_MESSAGE_CHARS, read_items
 from turnscope._session import Session, TurnResult
 from turnscope.cli._app import app
 from turnscope.cli._common import (
@@ -116,6 +116,9 @@ def rewrite(
     system_role: SystemRoleOption = "auto",
     resolver_threshold: ResolverThresholdOption = None,
     progress: ProgressOption = None,
+    max_message: Annotated[int, typer.Option(
+        min=1, help="Longest message (follow-up or prefix turn) in characters; a longer one "
+                    "gets an error object of type too_long naming the limit.")] = DEFAULT_MAX_MESSAGE_CHARS,
 ) -> None:
     """Rewrite each follow-up item into a standalone query (one JSON line per item, in order).
 
@@ -129,7 +132,9 @@ def rewrite(
     an error object in its place, {"id": ID or null, "error": {"type", "message",
     "line"}}, and its message on stderr with the line number; the exit code is 1 if
     any line was bad. Blank lines are not items: they are skipped and get no output
-    line. The output is never the input file (the command refuses, exit code 2).
+    line. The output is never the input file (the command refuses, exit code 2). A
+    message longer than --max-message characters is such a bad line (type too_long):
+    the time a turn takes grows faster than its length.
 
     Items whose histories share turns (one item per turn of a conversation) share the
     replay of those turns (turnscope.BatchRewriter); each output line is the one a fresh
@@ -160,7 +165,7 @@ def rewrite(
     advance = bar.enter_context(item_progress(err, enabled=progress,
                                               count=lambda: count_items(input)))
     try:
-        for line_no, item in read_items(source, name=name):
+        for line_no, item in read_items(source, name=name, max_message_chars=max_message):
             if isinstance(item, ItemError):
                 row = _error_row(item.item_id, item.kind, item.reason, line_no)
                 _say_error(str(item))

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from turnscope._exceptions import TurnscopeError
+from turnscope._items import DEFAULT_MAX_MESSAGE_CHARS
 from turnscope._paths import default_state_path
 from turnscope.cli._app import app
 
@@ -81,8 +82,9 @@ def serve(
         help="Seconds a session is kept after its last turn (default 7 days).")] = None,
     max_turns: Annotated[int | None, typer.Option(min=1, help="Turns per session (default 500).")] = None,
     max_body: Annotated[int | None, typer.Option(min=1, help="Largest body in bytes (default 256 KiB).")] = None,
-    max_message: Annotated[int | None, typer.Option(min=1, help="Longest message in characters "
-                                                              "(default 16384).")] = None,
+    max_message: Annotated[int | None, typer.Option(min=1, help="Longest message in characters (default "
+                                                              f"{DEFAULT_MAX_MESSAGE_CHARS}); a longer "
+                                                              "one is answered 422 too_long.")] = None,
     vocabulary: Annotated[str, typer.Option(
         help="The vocabulary of a session that declares none: none (the default), bundled, "
              "bundled:cloud or bundled:ja-site (a client may name another).")] = "none",

@@ -18,7 +18,7 @@ from starlette.requests import ClientDisconnect
 
 from turnscope import __version__
 from turnscope._exceptions import ItemError
-from turnscope._items import FollowUpItem, parse_item
+from turnscope._items import MAX_MESSAGE_CHARS_CONTEXT, FollowUpItem, parse_item
 from turnscope.service._config import ServiceConfig
 from turnscope.service._engine import Engine
 from turnscope.service._exceptions import (
@@ -280,15 +280,18 @@ def create_app(config: ServiceConfig | None = None, *, store: SessionStore | Non
         if not isinstance(data, dict):
             raise InvalidField("body must be a JSON object (a follow-up item)", code="invalid_body")
         try:
-            item = parse_item(raw.decode("utf-8").removeprefix("\ufeff"))
+            item = parse_item(raw.decode("utf-8").removeprefix("\ufeff"),
+                              max_message_chars=limits.max_message_chars)
         except ItemError as exc:
-            # parse_item's message names the problem; pydantic's own error gives the field
+            # parse_item's message names the problem (and the limit, for a message over
+            # it); pydantic's own error gives the field and the code
             field: str | None = None
+            code = "invalid_field"
             try:
-                FollowUpItem.model_validate(data)
+                FollowUpItem.model_validate(data, context={MAX_MESSAGE_CHARS_CONTEXT: limits.max_message_chars})
             except ValidationError as verr:
-                _, field, _ = first_error(verr)
-            raise InvalidField(str(exc), field=field) from None
+                _, field, code = first_error(verr)
+            raise InvalidField(str(exc), field=field, code=code) from None
         check_item(item, limits.max_message_chars, limits.max_turns)
         out = await run_in_threadpool(engine.rewrite, item, policy, vocabulary)
         return JSONResponse(out)

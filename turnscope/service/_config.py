@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from turnscope._exceptions import ConfigError
+from turnscope._items import DEFAULT_MAX_MESSAGE_CHARS
 from turnscope._paths import DEFAULT_STATE_FILE, default_state_path
 
 __all__ = [
@@ -42,11 +43,11 @@ __all__ = [
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
+# DEFAULT_MAX_MESSAGE_CHARS (turnscope._items): a message (``content``, ``follow_up``, a
+# prefix turn) longer than this is answered 422 ``too_long``; one limit for the service and
+# ``turnscope rewrite``, defined where items are validated
 #: a request body over this is answered 413 (without reading it into memory first)
 DEFAULT_MAX_BODY_BYTES = 256 * 1024
-#: a message (``content``, ``follow_up``, a prefix turn) longer than this is answered 422;
-#: it bounds the CPU time one request can take
-DEFAULT_MAX_MESSAGE_CHARS = 16_384
 #: turns per session; one more is answered 409 ``session_full`` (the request is valid, the
 #: session's state does not admit it — the client can start a new session)
 DEFAULT_MAX_TURNS = 500

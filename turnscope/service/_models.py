@@ -203,6 +203,8 @@ def first_error(exc: ValidationError) -> tuple[str, str | None, str]:
     if e["type"] in ("model_type", "model_attributes_type", "dict_type") and field is None:
         return "body must be a JSON object", None, "invalid_body"
     msg = e["msg"]
+    if e["type"] == "too_long":  # turnscope._items' message-length check: it names the limit
+        return f"{field or 'body'}: {msg}", field, "too_long"
     if e["type"] == "literal_error":
         msg = f"{msg}, got {e.get('input')!r:.80}"
     return f"{field or 'body'}: {msg}", field, "invalid_field"
