@@ -1,0 +1,135 @@
+"""The everyday follow-up set (issue 31): two halves split by conversation, each scoreable.
+
+The set is data written before any code was tuned on it (``turnscope/data/followups/
+EVERYDAY.md``). These tests hold its shape: every line is a follow-up item the project's
+parser accepts, each half keeps enough items per stratum to report a figure, no
+conversation sits in both halves, and the terms a rewrite is scored on are answerable
+from the conversation itself.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import turnscope
+from turnscope._exceptions import ItemError
+from turnscope._items import STRATA, FollowUpItem, read_items
+from turnscope._matching import contains_any, contains_term
+
+FOLDER = Path(turnscope.__file__).parent / "data" / "followups"
+HALVES = {"dev": "ev_d_", "check": "ev_c_"}
+
+#: smallest number of items per stratum in each half: enough for a per-stratum figure
+#: to mean something (situational is the Japanese/English page items, fewer by design)
+MIN_PER_HALF = {
+    "immediate": 20,
+    "ellipsis": 15,
+    "ordinal": 8,
+    "post_pivot_standalone": 7,
+    "long_range": 7,
+    "elaboration": 6,
+    "standalone": 6,
+    "situational": 3,
+}
+MIN_ITEMS_PER_HALF = 80
+MIN_ITEMS = 160
+MIN_DOMAINS = 12
+MIN_JA_PER_HALF = 8
+
+
+def _load(half: str) -> list[FollowUpItem]:
+    path = FOLDER / f"everyday_{half}.jsonl"
+    items: list[FollowUpItem] = []
+    errors: list[str] = []
+    for line_no, it in read_items(path):
+        if isinstance(it, ItemError):
+            errors.append(f"line {line_no}: {it}")
+        else:
+            items.append(it)
+    assert not errors, errors
+    return items
+
+
+@pytest.fixture(scope="module")
+def halves() -> dict[str, list[FollowUpItem]]:
+    return {half: _load(half) for half in HALVES}
+
+
+def _extra(item: FollowUpItem, key: str) -> object:
+    return (item.model_extra or {}).get(key)
+
+
+def test_every_line_parses_and_ids_are_unique(halves: dict[str, list[FollowUpItem]]) -> None:
+    ids = [i.id for items in halves.values() for i in items]
+    assert len(ids) == len(set(ids)), [k for k, n in Counter(ids).items() if n > 1]
+    for half, prefix in HALVES.items():
+        assert all(i.id.startswith(prefix) for i in halves[half]), half
+    assert len(ids) >= MIN_ITEMS
+
+
+def test_items_carry_conversation_domain_and_a_known_stratum(halves: dict[str, list[FollowUpItem]]) -> None:
+    for items in halves.values():
+        for i in items:
+            assert isinstance(_extra(i, "conversation"), str) and _extra(i, "conversation"), i.id
+            assert isinstance(_extra(i, "domain"), str) and _extra(i, "domain"), i.id
+            assert i.reference_type in STRATA, (i.id, i.reference_type)
+            assert i.lang in ("en", "ja"), i.id
+            assert i.prefix, f"{i.id}: every follow-up has a conversation before it"
+            assert i.required_in_rewrite, f"{i.id}: nothing to cover"
+
+
+def test_strata_counts_per_half(halves: dict[str, list[FollowUpItem]]) -> None:
+    for half, items in halves.items():
+        counts = Counter(i.reference_type for i in items)
+        short = {s: (counts[s], n) for s, n in MIN_PER_HALF.items() if counts[s] < n}
+        assert not short, f"{half}: strata below their floor (have, need): {short}"
+        assert len(items) >= MIN_ITEMS_PER_HALF, half
+        assert sum(i.lang == "ja" for i in items) >= MIN_JA_PER_HALF, half
+
+
+def test_domains(halves: dict[str, list[FollowUpItem]]) -> None:
+    domains = {_extra(i, "domain") for items in halves.values() for i in items}
+    assert len(domains) >= MIN_DOMAINS, sorted(map(str, domains))
+
+
+def test_no_conversation_in_both_halves(halves: dict[str, list[FollowUpItem]]) -> None:
+    convs = {half: {_extra(i, "conversation") for i in items} for half, items in halves.items()}
+    assert not convs["dev"] & convs["check"]
+
+
+def test_a_conversations_items_replay_in_order(halves: dict[str, list[FollowUpItem]]) -> None:
+    """Items of one conversation are adjacent, and each prefix is the one before plus that
+    item's follow-up (what ``replay_conversations`` needs to feed one session)."""
+    for items in halves.values():
+        finished: set[object] = set()
+        prev: FollowUpItem | None = None
+        for i in items:
+            conv = _extra(i, "conversation")
+            if prev is not None and _extra(prev, "conversation") == conv:
+                before = prev.prefix_dicts()
+                assert i.prefix_dicts()[:len(before)] == before, i.id
+                follow = i.prefix[len(before)]
+                assert (follow.role, follow.content) == ("user", prev.follow_up), i.id
+            else:
+                assert conv not in finished, f"{i.id}: conversation {conv!r} is split"
+                if prev is not None:
+                    finished.add(_extra(prev, "conversation"))
+            prev = i
+
+
+def test_scored_terms_come_from_the_conversation(halves: dict[str, list[FollowUpItem]]) -> None:
+    """A forbidden term is a word of the conversation (the closed or wrong subject) that the
+    follow-up does not itself say; each required term, or one of its alternatives, can be
+    found in the conversation, the follow-up or the screen."""
+    for items in halves.values():
+        for i in items:
+            history = " ".join(t.content for t in i.prefix)
+            screen = " ".join(v for v in (i.screen.model_dump().values() if i.screen else ()) if v)
+            for term in i.forbidden_in_rewrite:
+                assert contains_term(history, term), (i.id, term)
+                assert not contains_term(i.follow_up, term), (i.id, term)
+            for req in i.required_in_rewrite:
+                assert contains_any(f"{history} {i.follow_up} {screen}", req), (i.id, req)
