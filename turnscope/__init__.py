@@ -21,6 +21,7 @@ from turnscope._exceptions import (
     TurnscopeError,
 )
 from turnscope._session import Session, TurnResult
+from turnscope._warmup import WarmUp, warm_up
 from turnscope.conversation import Role, Screen, Turn, detect_language
 from turnscope.entities import (
     EntityExtractor,
@@ -34,7 +35,7 @@ from turnscope.entities import (
 )
 from turnscope.references import Classification, ReferenceClass, classify, follow_up_cue
 from turnscope.rewriters import EmbeddedRewriter, Rewriter, RewriteRequest, RewriteResult
-from turnscope.scope import Scope, ScopePolicy, get_policy, policy_names
+from turnscope.scope import PolicySpec, Scope, ScopePolicy, get_policy, parse_policy, policy_names
 
 __version__ = "0.1.0"
 
@@ -66,7 +67,11 @@ __all__ = [
     "Scope",
     "ScopePolicy",
     "get_policy",
+    "parse_policy",
+    "PolicySpec",
     "policy_names",
+    "warm_up",
+    "WarmUp",
     "TurnscopeError",
     "InputError",
     "ItemError",

@@ -52,9 +52,10 @@ def test_defaults(captured: dict[str, Any], tmp_path: Path, monkeypatch: pytest.
 
 def test_a_missing_store_folder_other_than_the_default_is_an_error(
         captured: dict[str, Any], tmp_path: Path) -> None:
-    r = CliRunner().invoke(app, ["serve", "--store", f"sqlite:{tmp_path / 'nope' / 's.db'}"])
+    r = CliRunner().invoke(app, ["serve", "--store", f"sqlite:{tmp_path / 'nope' / 's.db'}"],
+                           env={"COLUMNS": "1000"})
     assert r.exit_code == 2
-    assert "does not exist" in r.output
+    assert "does not exist" in " ".join(r.output.split())
     assert not (tmp_path / "nope").exists()
 
 

@@ -19,6 +19,7 @@ from turnscope._batch import BatchRewriter
 from turnscope._exceptions import ItemError, TurnscopeError
 from turnscope._items import DEFAULT_MAX_MESSAGE_CHARS, read_items
 from turnscope._session import Session, TurnResult
+from turnscope._warmup import warm_up
 from turnscope.cli._app import app
 from turnscope.cli._common import (
     POLICY_HELP,
@@ -247,13 +248,18 @@ def chat(
     """
     console = Console()
     try:
-        session = Session(policy=policy, vocabulary=load_vocabulary(vocabulary),
+        vocab = load_vocabulary(vocabulary)
+        session = Session(policy=policy, vocabulary=vocab,
                           rewriter=make_cli_rewriter(rewriter, base_url, model, timeout,
                                                      max_tokens=max_tokens,
                                                      system_role=system_role),
                           resolver=resolver_from_option(resolver_threshold))
     except TurnscopeError as exc:
         raise typer.BadParameter(str(exc)) from None
+
+    # every model a turn needs is loaded before the first prompt, not during the first turn
+    with console.status("loading models…"):
+        warm_up(policy=policy, vocabulary=vocab)
 
     def show(*parts: str | tuple[str, str]) -> None:
         # Text.assemble never parses markup, and highlighting is off: Rich's repr

@@ -25,6 +25,7 @@ from typing import Any
 from turnscope._exceptions import ConfigError, InputError
 from turnscope._items import FollowUpItem, rewrite_item
 from turnscope._session import Session
+from turnscope._warmup import warm_up
 from turnscope.entities import Vocabulary, bundled_vocabularies, bundled_vocabulary
 from turnscope.entities._vocabulary import bundled_name
 from turnscope.scope import parse_policy
@@ -125,9 +126,12 @@ class Engine:
         return vocab
 
     def warm(self) -> None:
-        """Load the default vocabulary and policy before the first request needs them."""
-        self.vocabulary(self.config.default_vocabulary)
-        self.check_policy(self.config.default_policy)
+        """Load the default vocabulary and policy, and every model a turn needs
+        (:func:`turnscope.warm_up`), before the first request: the app's lifespan runs this
+        before the worker accepts a connection and before ``/readyz`` says ready."""
+        vocab = self.vocabulary(self.config.default_vocabulary)
+        policy = self.check_policy(self.config.default_policy)
+        warm_up(policy=policy, vocabulary=vocab)
 
     def _new_session(self, policy: str, vocabulary: str) -> Session:
         return Session(policy=policy, vocabulary=self.vocabulary(vocabulary))
