@@ -133,3 +133,13 @@ def test_scored_terms_come_from_the_conversation(halves: dict[str, list[FollowUp
                 assert not contains_term(i.follow_up, term), (i.id, term)
             for req in i.required_in_rewrite:
                 assert contains_any(f"{history} {i.follow_up} {screen}", req), (i.id, req)
+
+
+def test_the_bundled_set_leaves_the_everyday_files_out() -> None:
+    """The everyday files share the bundled folder but not the bundled set: the check half
+    must not reach the bundled figures, report or gate."""
+    from turnscope.evaluation import bundled_item_files, bundled_items
+
+    files = bundled_item_files()
+    assert files and not [f for f in files if f.startswith("everyday_")]
+    assert not [i.id for i in bundled_items() if i.id.startswith("ev_")]

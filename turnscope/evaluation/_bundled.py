@@ -16,11 +16,16 @@ def _folder() -> Traversable:
 
 
 def bundled_item_files() -> list[str]:
-    """Names of the bundled follow-up files (``en_a.jsonl``, ``ja.jsonl``…), sorted."""
+    """Names of the bundled follow-up files (``en_a.jsonl``, ``ja.jsonl``…), sorted.
+
+    The everyday set (``everyday_*.jsonl``, see ``EVERYDAY.md`` there) lives in the same
+    folder but is not part of the bundled set: it is scored on its own, and its check half
+    must not enter the bundled figures, reports or gate."""
     folder = _folder()
     if not folder.is_dir():
         return []
-    return sorted(e.name for e in folder.iterdir() if e.name.endswith(".jsonl"))
+    return sorted(e.name for e in folder.iterdir()
+                  if e.name.endswith(".jsonl") and not e.name.startswith("everyday_"))
 
 
 def bundled_items() -> list[FollowUpItem]:
