@@ -11,7 +11,7 @@ import typer
 from turnscope._exceptions import ConfigError
 from turnscope.entities import EntityExtractor
 from turnscope.rewriters import Rewriter, make_rewriter
-from turnscope.rewriters._factory import DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT, SystemRole
+from turnscope.rewriters._llm_options import DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT, SystemRole
 
 __all__ = [
     "MaxTokensOption",

@@ -1,6 +1,6 @@
 """Build a rewriter from a kind name and options (used by the command line and configs).
 
-The LLM backend's option defaults live here, not in ``_llm``, so that this
+The LLM backend's option defaults live in ``_llm_options``, not in ``_llm``, so that this
 module (and ``import turnscope``) stays cheap and works without the optional
 ``httpx``: the backend itself is imported only when an ``llm`` rewriter is built.
 """
@@ -8,12 +8,24 @@ module (and ``import turnscope``) stays cheap and works without the optional
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal, TypeAlias
 
 from turnscope._exceptions import ConfigError
 from turnscope.entities import EntityExtractor
 from turnscope.rewriters._base import Rewriter
 from turnscope.rewriters._embedded import EmbeddedRewriter
+
+# the option defaults live in a leaf module that the backend reads too (re-exported here,
+# where callers have always found them)
+from turnscope.rewriters._llm_options import (
+    DEFAULT_API_KEY_ENV,
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_TIMEOUT,
+    REWRITER_KINDS,
+    SLOT_MODES,
+    SYSTEM_ROLE_MODES,
+    SlotMode,
+    SystemRole,
+)
 
 __all__ = [
     "DEFAULT_API_KEY_ENV",
@@ -26,32 +38,6 @@ __all__ = [
     "SystemRole",
     "make_rewriter",
 ]
-
-#: the kinds ``make_rewriter`` accepts
-REWRITER_KINDS = ("embedded", "llm")
-#: Seconds per HTTP attempt. A rewrite sits on the request path of a user turn, so a
-#: backend slower than this is treated as down for this turn (the embedded rewrite answers).
-DEFAULT_TIMEOUT = 10.0
-#: Tokens the model may generate per answer (sent as ``max_tokens`` on every request). The
-#: answer is one small JSON object: a query of a few dozen tokens plus at most a dozen
-#: entities fits in about 200. Without a bound, one runaway answer (a small model that
-#: never closes its JSON) keeps a single-slot local server busy for minutes and times out
-#: the calls queued behind it.
-DEFAULT_MAX_TOKENS = 256
-#: Environment variable holding the API key; read only when a request is made, and
-#: optional (local servers need none).
-DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
-#: ``same-call``: the model's entities fill the slots; ``extract``: the embedded extractor
-#: runs on the model's query.
-SLOT_MODES = ("same-call", "extract")
-SlotMode = Literal["same-call", "extract"]
-#: Where the instructions go. ``True``: a ``system`` message; ``False``: merged into the
-#: first user message (for chat templates that have no system role and would drop it
-#: silently); ``"auto"``: a system message until the server rejects the system role, then
-#: merged for the rest of the rewriter's life.
-SYSTEM_ROLE_MODES: tuple[bool | str, ...] = (True, False, "auto")
-SystemRole: TypeAlias = bool | Literal["auto"]
-
 
 def make_rewriter(
     kind: str = "embedded",

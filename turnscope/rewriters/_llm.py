@@ -60,15 +60,6 @@ else:
 from turnscope.entities import EntityExtractor, Mention
 from turnscope.rewriters._base import EMBEDDED, RewriteRequest, RewriteResult
 from turnscope.rewriters._embedded import EmbeddedRewriter
-from turnscope.rewriters._factory import (
-    DEFAULT_API_KEY_ENV,
-    DEFAULT_MAX_TOKENS,
-    DEFAULT_TIMEOUT,
-    SLOT_MODES,
-    SYSTEM_ROLE_MODES,
-    SlotMode,
-    SystemRole,
-)
 from turnscope.rewriters._guard import find_leaks, invented_entities, placeholder_echoes
 from turnscope.rewriters._llm_answer import (
     RewriteAnswer,
@@ -93,6 +84,15 @@ from turnscope.rewriters._llm_config import (
     OUTPUT_MODES,
     LLMConfig,
     OutputMode,
+)
+from turnscope.rewriters._llm_options import (
+    DEFAULT_API_KEY_ENV,
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_TIMEOUT,
+    SLOT_MODES,
+    SYSTEM_ROLE_MODES,
+    SlotMode,
+    SystemRole,
 )
 from turnscope.rewriters._llm_retry import (
     _LADDER,

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
 from turnscope._exceptions import ConfigError
-from turnscope.rewriters._factory import (
+from turnscope.rewriters._llm_options import (
     DEFAULT_API_KEY_ENV,
     DEFAULT_MAX_TOKENS,
     DEFAULT_TIMEOUT,

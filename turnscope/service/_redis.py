@@ -14,7 +14,7 @@ from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
 from turnscope.service._exceptions import NotFound, StoreUnavailable, VersionConflict
-from turnscope.service._store import SessionMeta, SessionRecord, StoredTurn
+from turnscope.service._records import SessionMeta, SessionRecord, StoredTurn
 
 __all__ = ["RedisStore"]
 

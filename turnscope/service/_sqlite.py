@@ -18,7 +18,7 @@ from typing import TypeVar
 from turnscope._exceptions import ConfigError
 from turnscope._paths import default_state_path
 from turnscope.service._exceptions import NotFound, StoreUnavailable, VersionConflict
-from turnscope.service._store import SessionMeta, SessionRecord, StoredTurn, lock_slot
+from turnscope.service._records import SessionMeta, SessionRecord, StoredTurn, lock_slot
 
 __all__ = ["SQLiteStore"]
 
