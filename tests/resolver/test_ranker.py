@@ -162,7 +162,7 @@ def test_a_threshold_out_of_range_is_refused() -> None:
 
 
 def test_a_session_hands_each_decided_turn_s_latent_subject_on() -> None:
-    from turnscope.resolver._ranker import LATENT_MEMO, history_of
+    from turnscope.resolver._ranker import history_of
 
     s = Session()
     s.user("What is throat cancer?")
@@ -178,11 +178,11 @@ def test_a_session_hands_each_decided_turn_s_latent_subject_on() -> None:
     assert by_index[first.turn].latent
     assert by_index[1].latent == ()
     assert by_index[2].latent is None
-    assert set(s.state.memo[LATENT_MEMO]) == {1, first.turn}
+    assert set(s.state.latent) == {1, first.turn}
     # a fork copies it, and the original's later turns do not leak into the fork
     fork = s.fork()
     s.user("What are the symptoms?")
-    assert set(fork.state.memo[LATENT_MEMO]) == {1, first.turn}
+    assert set(fork.state.latent) == {1, first.turn}
 
 
 def test_the_shipped_model_reads_no_latent_subject() -> None:
@@ -200,12 +200,12 @@ def test_the_shipped_model_reads_no_latent_subject() -> None:
 
 def test_the_latent_store_keeps_the_opening_and_the_last_turns_only() -> None:
     from turnscope.conversation import ConversationState
-    from turnscope.resolver._ranker import DEFAULT_HISTORY_TURNS, LATENT_MEMO, Resolution, remember_latent
+    from turnscope.resolver._ranker import DEFAULT_HISTORY_TURNS, Resolution, remember_latent
 
     state = ConversationState()
     for index in range(1, 200, 2):
         remember_latent(state, index, Resolution("q", (), (), 0.8))
-    kept = sorted(state.memo[LATENT_MEMO])
+    kept = sorted(state.latent)
     assert kept[0] == 1 and kept[-1] == 199
     assert len(kept) <= DEFAULT_HISTORY_TURNS + 2
     assert all(k >= 199 - 2 * DEFAULT_HISTORY_TURNS for k in kept[1:])

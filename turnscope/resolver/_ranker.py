@@ -419,7 +419,7 @@ def history_of(state: Any, turns: int = DEFAULT_HISTORY_TURNS,
     the previous rewrites carried is evidence for this one). Only those turns are built,
     so the cost of a turn does not grow with the conversation."""
     kept = state.turns if len(state.turns) <= turns + 1 else [state.turns[0], *state.turns[-turns:]]
-    latents = state.memo.get(LATENT_MEMO, {})
+    latents = state.latent
     out = []
     for t in kept:
         resolved = state.resolved.get(t.index) if t.role.value == "user" else None
@@ -429,7 +429,7 @@ def history_of(state: Any, turns: int = DEFAULT_HISTORY_TURNS,
     return out
 
 
-#: where a session keeps the latent subject of each turn the resolver decided (``state.memo``)
+#: where a session keeps the latent subject of each turn the resolver decided (``state.latent``)
 LATENT_MEMO = "resolver:latent"
 
 
@@ -443,7 +443,7 @@ def latent_of(resolution: Resolution) -> tuple[tuple[str, float], ...]:
 def remember_latent(state: Any, index: int, resolution: Resolution) -> None:
     """Keep the latent subject of the message at ``index`` for the turns after it
     (:func:`history_of` hands it on as :attr:`HistoryTurn.latent`)."""
-    kept = state.memo.setdefault(LATENT_MEMO, {})
+    kept = state.latent
     kept[index] = latent_of(resolution)
     # only the opening turn and the last turns are ever read back: the store stays as small
     # on the thousandth turn as on the tenth
@@ -468,9 +468,9 @@ def default_resolver() -> Resolver:
 def ranked_for(state: Any, message_index: int, message: str, resolver: Resolver | None = None,
                top: int = 8) -> tuple[ScoredCandidate, ...]:
     """The best-scored candidates for the message at ``message_index`` of a session's
-    :class:`~turnscope.conversation.ConversationState` (cached in ``state.memo``, so the
+    :class:`~turnscope.conversation.ConversationState` (cached in ``state.ranked``, so the
     embedded rewriter and an LLM prompt of the same turn score once)."""
-    memo = state.memo.setdefault("resolver:ranked", {})
+    memo = state.ranked
     if message_index in memo:
         return tuple(memo[message_index][:top])
     r = resolver or default_resolver()
