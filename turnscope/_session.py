@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from turnscope import _tracing
-from turnscope._exceptions import ConfigError, InputError
+from turnscope._exceptions import InputError
 from turnscope._text import normalize_message
 from turnscope.conversation import (
     ConversationState,
@@ -26,11 +26,10 @@ from turnscope.entities import EntityExtractor, LivenessConfig, Mention, SlotTab
 from turnscope.entities._extract import search_before
 from turnscope.references import anchors, classify
 from turnscope.resolver import Resolver
-from turnscope.resolver._ranker import session_shift, shift_threshold
-from turnscope.resolver._shift import shift_probability
 from turnscope.rewriters._base import EMBEDDED, Rewriter, RewriteRequest, RewriteResult
 from turnscope.rewriters._embedded import EmbeddedRewriter
 from turnscope.scope import Message, Scope, ScopePolicy, get_policy
+from turnscope.scope._segment import TopicShift
 
 __all__ = ["Session", "TurnResult"]
 
@@ -312,26 +311,27 @@ class Session:
                 _tracing.set_scope(sp, scope, message)
         result = self._rewrite(RewriteRequest(message, scope, state), rewriter)
         # scored before the turn is appended (the detector scores a message, not a turn)
-        shift, shift_trace = self._topic_shift(message, result)
+        shift = TopicShift.decide(state, message, result.topic_shift, self.embedded.resolver)
 
         entities = result.entities
         self._append(Turn(idx, Role.USER, content, lang, scr), entities)
         state.slots.observe(idx, entities, by_user=True)
-        # the session's own records keep the rewriter's flag: the rewriter reads it back in
-        # later turns, and segment:flag is defined as the flag riding on the rewrite
+        # the session's own records keep the rewriter's flag (ShiftDecision.rewriter_flag):
+        # the rewriter reads it back in later turns, and segment:flag is defined as the flag
+        # riding on the rewrite
         state.resolved[idx] = ResolvedTurn(idx, result.query, entities, result.focus,
-                                           result.topic_shift, self._topic(result))
+                                           shift.rewriter_flag, self._topic(result))
         state.index_exchange_text(idx, content + " " + result.query)
-        if result.topic_shift:
+        if shift.rewriter_flag:
             # the flag detector: the flag riding on this rewrite opens a new segment
-            state.memo["segment_start:flag"] = idx
+            state.segment_start["flag"] = idx
         decided_by = _decided_by(result)
         self._last_user = idx
         out = TurnResult(
             turn=idx,
             query=result.query,
             reference_class=result.reference_class,
-            topic_shift=shift,
+            topic_shift=shift.shift,
             entities=self._entity_rows(entities),
             scope=scope,
             backend=result.backend,
@@ -339,7 +339,7 @@ class Session:
             fallback_reason=result.fallback_reason,
             leaks=result.leaks,
             slot_table=tuple(self.slot_rows()),
-            trace={**result.trace, "decided_by": decided_by, **shift_trace},
+            trace={**result.trace, "decided_by": decided_by, **shift.notes},
             carried=result.carried,
             decided_by=decided_by,
         )
@@ -348,33 +348,6 @@ class Session:
         return out
 
     # -- internals -----------------------------------------------------------------
-    def _topic_shift(self, message: Message, result: RewriteResult) -> tuple[bool, dict[str, object]]:
-        """The output's ``topic_shift``: the learned detector's thresholded decision
-        (:mod:`turnscope.resolver._shift`, the model's shipped threshold) or an explicit
-        change-of-subject cue (the classifier's pivot patterns, which the detector also
-        reads), whatever the rewriter or the scope policy. The first user turn has nothing
-        to shift from. Only if the detector cannot be loaded does the rewriter's own flag
-        stand in (``shift_decided_by: "rewriter"``)."""
-        state = self.state
-        pivot = message.classification.pivot and any(t.role is Role.USER for t in state.turns)
-        notes: dict[str, object] = {"rewriter_topic_shift": result.topic_shift}
-        try:
-            resolver = self.embedded.resolver
-            # through the resolver's embedder when there is one: the message is then
-            # embedded once for the resolver and the detector
-            p = session_shift(state, message.index, message.text, resolver) \
-                if resolver is not None else shift_probability(state, message)
-            threshold = shift_threshold()
-        except ConfigError as exc:
-            logger.warning("topic-shift detector unavailable (%s); topic_shift is the "
-                           "rewriter's flag", exc)
-            notes.update(shift_decided_by="rewriter", shift_unavailable=str(exc))
-            return result.topic_shift or pivot, notes
-        detected = p >= threshold
-        notes.update(shift_probability=round(p, 4), shift_threshold=threshold,
-                     shift_decided_by="pivot" if pivot and not detected else "detector")
-        return detected or pivot, notes
-
     def _kind_references(self, mentions: list[Mention], content: str) -> tuple[Mention, ...]:
         """An answer's "the support plan", "the database": a definite kind noun names the
         entity of that kind the conversation is on (the newest current slot of it)."""
@@ -485,7 +458,7 @@ class Session:
         self._lock = threading.RLock()
 
     #: attributes a fork shares with its parent: configuration and the rewriters, which
-    #: keep per-conversation state in ``state`` (``state.memo``), never on themselves, and
+    #: keep per-conversation state in ``state``, never on themselves, and
     #: whose caches (extractions, embeddings) are keyed by text, so sharing them changes
     #: no answer and saves recomputing them. Any other attribute is copied (``fork``)
     _FORK_SHARED = frozenset({"extractor", "policy", "embedded", "rewriter", "_types"})

@@ -170,8 +170,7 @@ def test_each_text_is_embedded_once_per_conversation() -> None:
     # the ranker and the rewriter asking again in the same turn cost nothing
     before = len(enc.calls)
     msg = Msg(3, texts[2])
-    assert det.probability(s.state, msg) == s.state.memo[next(
-        k for k in s.state.memo if k.startswith("shift:"))].probabilities[3]
+    assert det.probability(s.state, msg) == next(iter(s.state.shift.values())).probabilities[3]
     assert len(enc.calls) == before
     s.assistant(texts[3])
     s.user(texts[4])

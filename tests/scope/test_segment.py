@@ -224,10 +224,3 @@ def test_flag_detector_first_turn_does_not_shift() -> None:
     assert FlagDetector().is_shift(s.state, message_for(s, "Does Dublin support CMK?")) is False
 
 
-def test_flag_detector_prefers_an_externally_emitted_flag(spec_session: Session) -> None:
-    msg = message_for(spec_session, "ok different question — is the billing export API paginated?")
-    spec_session.state.memo["flags"] = {msg.index: False}
-    assert FlagDetector().is_shift(spec_session.state, msg) is False
-    msg2 = message_for(spec_session, "what about the RTO?")
-    spec_session.state.memo["flags"] = {msg2.index: True}
-    assert FlagDetector().is_shift(spec_session.state, msg2) is True

@@ -11,12 +11,19 @@ from __future__ import annotations
 import copy as _copy
 from collections import defaultdict
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from turnscope.conversation._model import Role, Screen, Turn
 from turnscope.entities import Enumeration, Mention, SlotTable
 
-__all__ = ["ResolvedTurn", "ConversationState", "char_bigrams"]
+if TYPE_CHECKING:  # the resolver package imports this one: its types are named for mypy only
+    from turnscope.resolver._ranker import ScoredCandidate
+    from turnscope.resolver._shift import ShiftMemo
+
+__all__ = ["ResolvedTurn", "ConversationState", "char_bigrams", "Referents", "RuleMemory",
+           "CentroidMemory"]
 
 
 def char_bigrams(text: str) -> set[str]:
@@ -42,6 +49,40 @@ class ResolvedTurn:
 
 
 @dataclass
+class Referents:
+    """Who the user's pronouns stood for (case-folded names): a "he"/"she" is a person and
+    not the other gender later, an "it" is not a person, a "they" over one name a group."""
+
+    persons: set[str] = field(default_factory=set)
+    male: set[str] = field(default_factory=set)
+    female: set[str] = field(default_factory=set)
+    groups: set[str] = field(default_factory=set)
+
+
+@dataclass
+class RuleMemory:
+    """What the embedded rewriter's rules remember between turns."""
+
+    referents: Referents = field(default_factory=Referents)
+    #: the place the conversation is set in (the locative frame), until a change of subject
+    place: str | None = None
+    #: whether the user has named a thing of the declared vocabulary, and how many turns
+    #: have been read for it (incremental: each turn is read once)
+    domain_named: bool = False
+    domain_read: int = 0
+
+
+@dataclass
+class CentroidMemory:
+    """The ``segment:centroid`` detector's running segment: the sum and count of its user
+    turns' vectors, and the decision taken at each message (asked once per turn)."""
+
+    total: np.ndarray | None = None
+    count: int = 0
+    decided: dict[int, bool] = field(default_factory=dict)
+
+
+@dataclass
 class ConversationState:
     turns: list[Turn] = field(default_factory=list)
     mentions: dict[int, tuple[Mention, ...]] = field(default_factory=dict)
@@ -52,8 +93,17 @@ class ConversationState:
     slots: SlotTable = field(default_factory=SlotTable)
     #: bigram -> exchange start turns (user turn index) containing it
     bigram_index: dict[str, set[int]] = field(default_factory=lambda: defaultdict(set))
-    #: per-policy incremental state (e.g. segment centroids), keyed by policy name
-    memo: dict[str, Any] = field(default_factory=dict)
+    #: the embedded rewriter's rules' memory (referents, the place frame, the domain)
+    rules: RuleMemory = field(default_factory=RuleMemory)
+    #: where the current segment starts, per segment detector name (``segment`` policy;
+    #: the session records the rewriter's flag under ``"flag"``)
+    segment_start: dict[str, int] = field(default_factory=dict)
+    #: the ``segment:centroid`` detector's running state
+    centroid: CentroidMemory = field(default_factory=CentroidMemory)
+    #: the learned shift detector's state, per model and encoder (its fingerprint)
+    shift: dict[str, ShiftMemo] = field(default_factory=dict)
+    #: the learned resolver's scored candidates for the current message (by its index)
+    ranked: dict[int, list[ScoredCandidate]] = field(default_factory=dict)
 
     @property
     def last_index(self) -> int:
@@ -64,16 +114,16 @@ class ConversationState:
 
         Turns, mentions, enumerations, resolved turns and slots are frozen records: they
         are shared, and only the containers holding them are new, so a copy costs a few
-        list and dict copies rather than a deep copy of every record. ``memo`` holds each
-        policy's and detector's own mutable state (centroids, trackers, sets of names),
-        whose shape this class does not know: it is deep-copied. A field added later
-        that is not named here is deep-copied too, so a copy is never shared by mistake.
+        list and dict copies rather than a deep copy of every record. The rules' memory and
+        each policy's and detector's own mutable state (centroids, trackers, sets of names)
+        are deep-copied, as is a field added later that is not named here, so a copy is
+        never shared by mistake.
 
         >>> s = ConversationState()
-        >>> s.memo["names"] = {"ada"}
+        >>> s.rules.referents.persons.add("ada")
         >>> c = s.copy()
-        >>> c.memo["names"].add("bob")
-        >>> sorted(s.memo["names"]), sorted(c.memo["names"])
+        >>> c.rules.referents.persons.add("bob")
+        >>> sorted(s.rules.referents.persons), sorted(c.rules.referents.persons)
         (['ada'], ['ada', 'bob'])
         """
         shallow = {"turns": list, "mentions": dict, "enumerations": list,

@@ -356,9 +356,9 @@ def default_resolver() -> Resolver:
 def ranked_for(state: Any, message_index: int, message: str, resolver: Resolver | None = None,
                top: int = 8) -> tuple[ScoredCandidate, ...]:
     """The best-scored candidates for the message at ``message_index`` of a session's
-    :class:`~turnscope.conversation.ConversationState` (cached in ``state.memo``, so the
+    :class:`~turnscope.conversation.ConversationState` (cached in ``state.ranked``, so the
     embedded rewriter and an LLM prompt of the same turn score once)."""
-    memo = state.memo.setdefault("resolver:ranked", {})
+    memo = state.ranked
     if message_index in memo:
         return tuple(memo[message_index][:top])
     r = resolver or default_resolver()

@@ -45,7 +45,7 @@ API for other components (the candidate ranker, the embedded rewriter)
     The probability, in [0, 1], that ``message`` (the user turn being processed,
     not yet appended to ``state.turns``) opens a new topic. Call it at any point
     while the turn is processed, as often as you like: the value is cached in
-    ``state.memo`` per turn index, so the message is embedded once per turn and
+    ``state.shift`` per turn index, so the message is embedded once per turn and
     every caller of the same turn sees the same number. Earlier turns that were
     never scored (a policy that did not ask) are embedded once, on the first call,
     to catch up. The first user turn of a conversation has probability 0.
@@ -143,7 +143,6 @@ RECENT_TURNS = 4
 #: 2 in the TopiOCQA subsample) for a model to learn its weight, so it is a rule on top
 CUE_FLOOR = 0.95
 
-_MEMO_KEY = "shift"
 _MODEL_PATH = "data/models/shift.txt"
 
 
@@ -365,8 +364,8 @@ def shipped_model() -> ShiftModel:
 
 
 @dataclass
-class _ShiftMemo:
-    """Per-conversation detector state, kept in ``state.memo``."""
+class ShiftMemo:
+    """Per-conversation detector state, kept in ``state.shift``."""
 
     tracker: ShiftTracker = field(default_factory=ShiftTracker)
     synced: int = 0  # the last turn index of ``state.turns`` folded into the tracker
@@ -417,15 +416,14 @@ class ShiftDetector:
     def threshold(self) -> float:
         return self.model.threshold
 
-    def _memo(self, state: ConversationState) -> _ShiftMemo:
-        key = f"{_MEMO_KEY}:{self.model.fingerprint}:{self.encoder.name}"
-        memo: _ShiftMemo = state.memo.setdefault(key, _ShiftMemo())
-        return memo
+    def _memo(self, state: ConversationState) -> ShiftMemo:
+        key = f"{self.model.fingerprint}:{self.encoder.name}"
+        return state.shift.setdefault(key, ShiftMemo())
 
     def _embed(self, text: str) -> np.ndarray:
         return np.asarray(self.encoder.embed_queries([text])[0], dtype=np.float32)
 
-    def _sync(self, memo: _ShiftMemo, state: ConversationState, before: int) -> None:
+    def _sync(self, memo: ShiftMemo, state: ConversationState, before: int) -> None:
         """Fold every turn of ``state`` before ``before`` into the tracker, once."""
         for turn in state.turns[memo.synced:]:
             if turn.index >= before:
@@ -458,7 +456,7 @@ class ShiftDetector:
             return memo.tracker.features(message.text, vec)
 
     def probability(self, state: ConversationState, message: ShiftMessage) -> float:
-        """Probability that ``message`` opens a new topic (cached per turn in ``state.memo``)."""
+        """Probability that ``message`` opens a new topic (cached per turn in ``state.shift``)."""
         with self._lock:
             memo = self._memo(state)
             cached = memo.probabilities.get(message.index)
@@ -490,7 +488,7 @@ def _default_detector() -> ShiftDetector:
 def shift_probability(state: ConversationState, message: ShiftMessage) -> float:
     """Probability that ``message`` (the user turn being processed) changes the subject.
 
-    Uses the shipped model and the bundled encoder; cached per turn in ``state.memo``,
+    Uses the shipped model and the bundled encoder; cached per turn in ``state.shift``,
     so calling it from the ranker, the rewriter and ``segment:learned`` in the same
     turn embeds the message once and returns one number.
     """

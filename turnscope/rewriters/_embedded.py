@@ -36,37 +36,79 @@ constraints that still apply does: the most salient entity of each type absent
 from the message. That is exactly the behaviour whose contamination SPEC
 section 1 describes, reproduced so policies can be compared on equal terms.
 
-The rules live in ``turnscope.rewriters._rules``, one module per kind of reference
-(ordinals, typed slots, elaboration, openers and pivot, recall, screen, place frame,
-locative and possessive pro-forms, the resolver bridge); :class:`EmbeddedRewriter`
-composes them and decides which one a message takes.
+The rules live in ``turnscope.rewriters._rules``, one module per kind of reference. Each
+is a :class:`~turnscope.rewriters._rules._base.Rule` (a ``name`` and ``apply(turn)``
+returning a :class:`~turnscope.rewriters._rules._base.Rewrite` or ``None``), and
+:meth:`EmbeddedRewriter.run` tries them in this order (a reference rule only on the route
+it serves, which the ``route`` rule decides once):
+
+1. ``after-pivot``, ``strip-preamble`` — openers go (``_opener``);
+2. ``screen`` — "this page", "this site" (``_screen``);
+3. ``pro-forms`` — "mine", a locative "there" in open-domain talk (``_bridge``, ``_deixis``);
+4. ``learned-resolver`` — open-domain English with no structural cue (``_bridge``);
+5. ``route`` — which store the reference rules read: the previous exchange and its lists,
+   or an earlier exchange (here);
+6. the immediate reference rules, first answer wins (``_immediate``: ordinal, centre,
+   one-anaphora, modifier contrast, type anaphora, self-contained, zero anaphora,
+   elaboration, echo, event or plural, typed carry, subject elaboration, anaphora,
+   ellipsis, bridging, unresolved);
+7. ``recall`` — "go back to Dublin" (``_recall``);
+8. ``carry`` — unguarded scopes' qualifiers, then ``place`` — the place frame (``_frame``).
+
+Shared reading (antecedents, the topic, writing a name in) is plain functions in
+``_rules._base`` that take the session's extractor explicitly.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from turnscope._exceptions import ConfigError
-from turnscope.conversation import ConversationState
-from turnscope.entities import EntityExtractor, Mention
+from turnscope.entities import EntityExtractor
 from turnscope.references import Cue, ReferenceClass
 from turnscope.references._classify import english_pronoun
 from turnscope.resolver import Resolver
-from turnscope.resolver._ranker import shift_threshold
 from turnscope.rewriters._base import EMBEDDED, RewriteRequest, RewriteResult
-from turnscope.rewriters._rules._bridge import ResolverBridge
-from turnscope.rewriters._rules._frame import FrameRules
-from turnscope.rewriters._rules._immediate import ImmediateRules
-from turnscope.rewriters._rules._opener import _PREAMBLE, _after_pivot, _as_sentence
+from turnscope.rewriters._rules._base import Rewrite, Route, Rule, TurnContext, primary_mention
+from turnscope.rewriters._rules._bridge import LearnedResolver, ProForms, ResolverBridge
+from turnscope.rewriters._rules._frame import Carry, LocativeFrame
+from turnscope.rewriters._rules._immediate import IMMEDIATE_RULES
+from turnscope.rewriters._rules._opener import AfterPivot, StripPreamble
 from turnscope.rewriters._rules._ordinals import _LIST_ORDINAL
-from turnscope.rewriters._rules._recall import RecallRules
-from turnscope.rewriters._rules._screen import ScreenRules
-from turnscope.scope import Message, Scope
+from turnscope.rewriters._rules._recall import Recall
+from turnscope.rewriters._rules._screen import ScreenDeixis
+from turnscope.scope._segment import TopicShift
 
 __all__ = ["EmbeddedRewriter"]
 
 
-class EmbeddedRewriter(ImmediateRules, RecallRules, ScreenRules, FrameRules, ResolverBridge):
+class RouteRule:
+    """Which store the reference rules read, once the pro-forms and the learned resolver
+    have had their say: an ordinal over a list ("back to the regions — the third one?")
+    and an immediate reference read the previous exchange and the lists in scope; any
+    other earlier reference is a recall; a situational message whose screen held nothing
+    is read as immediate when it counts or points back."""
+
+    name = "route"
+    route: Route | None = None
+
+    def apply(self, turn: TurnContext) -> Rewrite | None:
+        if turn.resolved:
+            return None
+        cls_used, c, text, lang = turn.cls_used, turn.c, turn.text, turn.lang
+        if cls_used is ReferenceClass.EARLIER and Cue.ORDINAL in c.cues and _LIST_ORDINAL.search(text):
+            return Rewrite(text, route=Route.IMMEDIATE)
+        if cls_used is ReferenceClass.EARLIER:
+            return Rewrite(text, route=Route.RECALL)
+        if cls_used is ReferenceClass.IMMEDIATE or (
+            cls_used in (ReferenceClass.PAGE, ReferenceClass.SITE)
+            and (Cue.ORDINAL in c.cues or (Cue.PRONOUN in c.cues and lang == "en"
+                                            and english_pronoun(text, turn.mentions_of(text))
+                                            is not None))
+        ):
+            return Rewrite(text, route=Route.IMMEDIATE)
+        return None
+
+
+class EmbeddedRewriter:
     """Offline rewriter. See the module docstring for its rules.
 
     >>> from turnscope import Session
@@ -86,94 +128,43 @@ class EmbeddedRewriter(ImmediateRules, RecallRules, ScreenRules, FrameRules, Res
         # this message need?"; None keeps the rules alone (the behaviour before issue 8)
         if isinstance(resolver, str) and resolver != "default":
             raise ConfigError(f"resolver must be a Resolver, None or 'default', got {resolver!r}")
-        self._resolver = resolver
-        self._unavailable: str | None = None
+        self.bridge = ResolverBridge(self.extractor, resolver)
+        #: the rules, in the order :meth:`run` tries them (see the module docstring)
+        self.rules: tuple[Rule, ...] = (
+            AfterPivot(), StripPreamble(), ScreenDeixis(), ProForms(self.bridge),
+            LearnedResolver(self.bridge), RouteRule(), *IMMEDIATE_RULES, Recall(), Carry(),
+            LocativeFrame(),
+        )
+
+    @property
+    def resolver(self) -> Resolver | None:
+        """The learned resolver (loaded on first use; ``None`` if disabled or unavailable)."""
+        return self.bridge.resolver
 
     def run(self, request: RewriteRequest) -> RewriteResult:
-        msg, scope, state = request.message, request.scope, request.state
-        c = msg.classification
-        lang = msg.lang
-        text = msg.text.strip()
-        trace: dict[str, object] = {"rules": []}
-        rules: list[str] = trace["rules"]  # type: ignore[assignment]
-        focus: Mention | None = None
+        turn = TurnContext.start(request, self.extractor)
+        for rule in self.rules:
+            # a reference rule is tried only on the route it serves (decided by ``route``)
+            if rule.route is None or rule.route is turn.route:
+                turn.take(rule.apply(turn))
+        return self._result(turn)
 
-        if c.pivot:
-            cut = _after_pivot(text)
-            if cut != text:
-                # the question after the change of subject starts the query
-                text = _as_sentence(cut, lang)
-                rules.append("after-pivot")
-        if c.pivot or c.reference_class is ReferenceClass.STANDALONE:
-            stripped = _PREAMBLE.sub("", text).strip()
-            if stripped and stripped != text:
-                text = _as_sentence(stripped, lang)
-                rules.append("strip-preamble")
-
-        cls = c.reference_class
-        cls_used: ReferenceClass = cls
-        if cls in (ReferenceClass.PAGE, ReferenceClass.SITE):
-            new = self._situational(text, lang, scope, cls)
-            if new is not None:
-                text = new
-                rules.append(f"screen:{cls.value}")
-            else:
-                rules.append("screen-missing")
-                cls_used = ReferenceClass.IMMEDIATE
-
-        # a possessive "mine" or a locative "there" names what structure fixes; what else
-        # an open-domain message refers to ("what did he do there?") is the learned
-        # resolver's to decide, on the message with those names written in
-        deixis = self._deixis(request, text) if cls_used is cls else []
-        carried: tuple[str, ...] = ()
-        if deixis:
-            text, carried = deixis[-1].text, tuple(d.phrase for d in deixis)
-            rules.extend(d.rule for d in deixis)
-            # what is left is read as the message the user would have typed with the names
-            msg = Message(msg.index, text, lang, tuple(self.extractor.extract(text, lang)), c,
-                          msg.screen)
-        refers = not deixis or english_pronoun(text, self.extractor.extract(text, lang)) is not None
-        learned = self._learned(request, text, trace) if cls_used is cls and refers else None
-        if learned is not None:
-            text, more = learned
-            carried = (*carried, *more)
-            rules.append("learned-resolver")
-        elif deixis and not refers:
-            pass  # the pro-forms were all the message referred to
-        elif cls_used is ReferenceClass.EARLIER and Cue.ORDINAL in c.cues \
-                and _LIST_ORDINAL.search(text):
-            # "back to the regions — the third one?": the list is the store
-            text, focus = self._immediate(text, lang, scope, state, msg, rules)
-        elif cls_used is ReferenceClass.EARLIER:
-            text, focus = self._recall(text, lang, scope, state, msg.mentions, rules,
-                                       c.topic_key)
-        elif cls_used is ReferenceClass.IMMEDIATE or (
-            cls_used in (ReferenceClass.PAGE, ReferenceClass.SITE)
-            and (Cue.ORDINAL in c.cues or (Cue.PRONOUN in c.cues and lang == "en"
-                                            and english_pronoun(text, self.extractor.extract(
-                                                text, lang)) is not None))
-        ):
-            text, focus = self._immediate(text, lang, scope, state, msg, rules)
-
-        if not scope.guarded and not c.pivot and learned is None and not deixis:
-            text = self._carry(text, lang, scope, state, rules)
-        if lang == "en":
-            text = self._locative_frame(text, msg.text, c.pivot, state, rules)
-
-        entities = tuple(self.extractor.extract(text, lang))
+    def _result(self, turn: TurnContext) -> RewriteResult:
+        """The query, its entities and focus, and the rewriter's topic-shift flag
+        (:meth:`TopicShift.rewriter_flag`)."""
+        text, lang, c, trace = turn.text, turn.lang, turn.c, turn.trace
+        entities = turn.mentions_of(text)
         named = [m for m in entities if not m.is_attribute]
+        focus = turn.focus
         if focus is None:
-            focus = self._primary(named, text, lang)
-        if deixis:
-            topic_shift = False  # it names what the conversation named
-        elif "shift_probability" in trace:
-            # the learned detector replaces the "every name is new" rule; a message that
-            # needed an earlier phrase continues its subject whatever the detector says
-            # (it scores drift into the previous answer as a shift: see its module)
-            topic_shift = cls_used is ReferenceClass.STANDALONE and not carried \
-                and float(trace["shift_probability"]) >= shift_threshold()  # type: ignore[arg-type]
-        else:
-            topic_shift = self._topic_shift(msg.classification.pivot, cls_used, named, scope, state)
+            focus = primary_mention(named, text, lang)
+        # (the probability as the trace rounds it: the flag has always compared that value)
+        probability = trace.get("shift_probability")
+        topic_shift = TopicShift.rewriter_flag(
+            pivot=c.pivot, standalone=turn.cls_used is ReferenceClass.STANDALONE, named=named,
+            carried=bool(turn.carried), deixis=turn.deixis,
+            probability=float(probability) if isinstance(probability, float) else None,
+            state=turn.state)
         return RewriteResult(
             query=text,
             reference_class=c.spec_class,
@@ -182,15 +173,5 @@ class EmbeddedRewriter(ImmediateRules, RecallRules, ScreenRules, FrameRules, Res
             focus=focus,
             backend=EMBEDDED,
             trace=trace,
-            carried=carried,
+            carried=turn.carried,
         )
-
-    @staticmethod
-    def _topic_shift(pivot: bool, cls: ReferenceClass, named: Sequence[Mention], scope: Scope,
-                     state: ConversationState) -> bool:
-        if pivot:
-            return True
-        if cls is not ReferenceClass.STANDALONE or not named or not state.turns:
-            return False
-        known = {s.name.casefold() for s in state.slots.current()}
-        return all(m.name.casefold() not in known for m in named)

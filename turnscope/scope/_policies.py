@@ -106,7 +106,7 @@ class SegmentPolicy:
         return "segment"
 
     def run(self, state: ConversationState, message: Message) -> Scope:
-        key = f"segment_start:{self.detector.name}"
+        key = self.detector.name
         shift = self.detector.is_shift(state, message)
         if shift:
             start = message.index
@@ -118,8 +118,8 @@ class SegmentPolicy:
                 previous = state.user_turns_before(message.index, 1)
                 if previous:
                     start = previous[0].index
-            state.memo[key] = start
-        start = state.memo.get(key, 1)
+            state.segment_start[key] = start
+        start = state.segment_start.get(key, 1)
         turns = tuple(range(start, state.last_index + 1))
         return Scope(self.name, turns, enumerations=_enums_in(state, set(turns)),
                      screen=message.screen or state.latest_screen(), topic_shift=shift,

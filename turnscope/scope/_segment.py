@@ -17,20 +17,32 @@ the decision threshold stored in its model file
 0.41 against 0.35 and 0.39 (``python benchmarks/topic_shift.py``). When it cuts at a
 message that still needs context (drift into the last answer: "the second one"), the
 segment starts at the exchange before it, so the antecedent stays in scope.
+
+:class:`TopicShift` is the one place a turn's topic shift is decided: the output's
+``topic_shift`` (the learned detector, or an explicit change of subject) and the
+rewriter's flag that the conversation's records keep, both named in one
+:class:`ShiftDecision`; the ``flag`` detector and the embedded rewriter read its rules.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Protocol
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from turnscope._encoder import Encoder, default_encoder
 from turnscope._exceptions import ConfigError
-from turnscope.conversation import ConversationState
+from turnscope.conversation import ConversationState, Role
+from turnscope.entities import Mention
 from turnscope.scope._base import Message
+
+if TYPE_CHECKING:  # the resolver package imports this one (Message)
+    from turnscope.resolver import Resolver
+
+logger = logging.getLogger("turnscope.session")
 
 __all__ = [
     "SEGMENT_DETECTORS",
@@ -42,6 +54,8 @@ __all__ = [
     "CALIBRATED_THRESHOLDS",
     "DEFAULT_CENTROID_THRESHOLD",
     "calibrate_threshold",
+    "ShiftDecision",
+    "TopicShift",
 ]
 
 #: Thresholds calibrated by ``python benchmarks/calibrate_centroid.py`` (F1-optimal on the
@@ -58,13 +72,6 @@ class SegmentDetector(Protocol):
     def is_shift(self, state: ConversationState, message: Message) -> bool:
         """Whether ``message`` starts a new segment (called once per user turn, in order)."""
         ...
-
-
-@dataclass
-class _CentroidMemo:
-    total: np.ndarray | None = None
-    count: int = 0
-    decided: dict[int, bool] = field(default_factory=dict)
 
 
 class CentroidDetector:
@@ -87,7 +94,7 @@ class CentroidDetector:
         return CALIBRATED_THRESHOLDS.get(self.encoder.name, DEFAULT_CENTROID_THRESHOLD)
 
     def is_shift(self, state: ConversationState, message: Message) -> bool:
-        memo: _CentroidMemo = state.memo.setdefault("centroid", _CentroidMemo())
+        memo = state.centroid
         if message.index in memo.decided:
             return memo.decided[message.index]
         vec = self.encoder.embed_queries([message.text])[0]
@@ -110,25 +117,111 @@ class FlagDetector:
 
     For the embedded rewriter the flag is its pivot decision (explicit cue, or a
     standalone message whose subject is in no live slot); an LLM rewriter's JSON
-    carries its own flag, recorded on the state by the session.
+    carries its own flag. Either way the session records the flag of each rewrite as
+    the ``flag`` segment's start (``ConversationState.segment_start``); this detector
+    decides the message before it is rewritten, from the same cues.
     """
 
     name = "flag"
 
     def is_shift(self, state: ConversationState, message: Message) -> bool:
-        external = state.memo.get("flags", {}).get(message.index)
-        if external is not None:
-            return bool(external)
         c = message.classification
         if c.pivot:
             return True
         if c.needs_context:
             return False
-        named = [m for m in message.mentions if not m.is_attribute]
+        return TopicShift.names_all_new([m for m in message.mentions if not m.is_attribute], state)
+
+
+@dataclass(frozen=True)
+class ShiftDecision:
+    """One user turn's topic shift, as the output says it and as the records keep it."""
+
+    #: the output's ``topic_shift``: the learned detector's thresholded decision or an
+    #: explicit change-of-subject cue; the rewriter's flag only if the detector cannot load
+    shift: bool
+    #: the rewriter's own flag, which the conversation's records keep
+    #: (``ResolvedTurn.topic_shift``, read by later ordinals, and the ``segment:flag``
+    #: start, defined as the flag riding on the rewrite); it differs from ``shift`` on
+    #: drift the detector scores as a shift (see :meth:`TopicShift.rewriter_flag`)
+    rewriter_flag: bool
+    #: what the trace records about the decision
+    notes: Mapping[str, object]
+
+
+class TopicShift:
+    """The one place that decides whether a user turn changes the subject.
+
+    The learned detector (:mod:`turnscope.resolver._shift`) scores the message; this class
+    turns scores and cues into decisions: the rewriter's flag (:meth:`rewriter_flag`,
+    which the embedded rewriter reports and the records keep), the ``flag`` segment
+    detector's cue rule (:meth:`names_all_new`), and the output's value (:meth:`decide`).
+    """
+
+    @staticmethod
+    def names_all_new(named: Sequence[Mention], state: ConversationState) -> bool:
+        """Every name the message gives is new: none is a current slot (and there is a
+        conversation to be new to)."""
         if not named or not state.turns:
             return False
-        live = {s.name.casefold() for s in state.slots.current()}
-        return all(m.name.casefold() not in live for m in named)
+        known = {s.name.casefold() for s in state.slots.current()}
+        return all(m.name.casefold() not in known for m in named)
+
+    @staticmethod
+    def rewriter_flag(*, pivot: bool, standalone: bool, named: Sequence[Mention], carried: bool,
+                      deixis: bool, probability: float | None, state: ConversationState) -> bool:
+        """The embedded rewriter's flag for its rewrite.
+
+        A message whose pro-forms named what the conversation named continues it. Where
+        the learned resolver decided, its shift ``probability`` replaces the "every name
+        is new" rule; a message that needed an earlier phrase continues its subject
+        whatever the detector says (it scores drift into the previous answer as a shift).
+        Otherwise: an explicit change of subject, or a standalone question whose names are
+        all new."""
+        if deixis:
+            return False
+        if probability is not None:
+            return standalone and not carried and probability >= _shift_threshold()
+        if pivot:
+            return True
+        return standalone and TopicShift.names_all_new(named, state)
+
+    @staticmethod
+    def decide(state: ConversationState, message: Message, rewriter_flag: bool,
+               resolver: Resolver | None) -> ShiftDecision:
+        """The output's ``topic_shift``: the learned detector's thresholded decision
+        (the model's shipped threshold) or an explicit change-of-subject cue (the
+        classifier's pivot patterns, which the detector also reads), whatever the rewriter
+        or the scope policy. The first user turn has nothing to shift from. Only if the
+        detector cannot be loaded does the rewriter's flag stand in
+        (``shift_decided_by: "rewriter"``). Scored before the turn is appended (the
+        detector scores a message, not a turn)."""
+        from turnscope.resolver._ranker import session_shift
+        from turnscope.resolver._shift import shift_probability
+
+        pivot = message.classification.pivot and any(t.role is Role.USER for t in state.turns)
+        notes: dict[str, object] = {"rewriter_topic_shift": rewriter_flag}
+        try:
+            # through the resolver's embedder when there is one: the message is then
+            # embedded once for the resolver and the detector
+            p = session_shift(state, message.index, message.text, resolver) \
+                if resolver is not None else shift_probability(state, message)
+            threshold = _shift_threshold()
+        except ConfigError as exc:
+            logger.warning("topic-shift detector unavailable (%s); topic_shift is the "
+                           "rewriter's flag", exc)
+            notes.update(shift_decided_by="rewriter", shift_unavailable=str(exc))
+            return ShiftDecision(rewriter_flag or pivot, rewriter_flag, notes)
+        detected = p >= threshold
+        notes.update(shift_probability=round(p, 4), shift_threshold=threshold,
+                     shift_decided_by="pivot" if pivot and not detected else "detector")
+        return ShiftDecision(detected or pivot, rewriter_flag, notes)
+
+
+def _shift_threshold() -> float:
+    from turnscope.resolver._ranker import shift_threshold
+
+    return shift_threshold()
 
 
 def learned_detector() -> SegmentDetector:

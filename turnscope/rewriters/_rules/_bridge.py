@@ -8,11 +8,13 @@ import logging
 
 from turnscope._exceptions import ConfigError
 from turnscope.conversation import ConversationState, Role
+from turnscope.entities import EntityExtractor
 from turnscope.references import Cue, ReferenceClass
+from turnscope.references._classify import english_pronoun
 from turnscope.resolver import Resolver, default_resolver
 from turnscope.resolver._ranker import history_of, session_shift
 from turnscope.rewriters._base import RewriteRequest
-from turnscope.rewriters._rules._base import RuleBase
+from turnscope.rewriters._rules._base import Rewrite, Route, TurnContext
 from turnscope.rewriters._rules._deixis import Substitution, locative_there, possessive_pronoun
 
 logger = logging.getLogger("turnscope.rewriters")
@@ -27,26 +29,29 @@ def _in_domain(state: ConversationState) -> bool:
     answer: long answers name "Europe" or "standard" in any subject).
 
     Incremental: each turn's mentions are read once, whatever the conversation's length."""
-    memo = state.memo
-    if memo.get("domain:named"):
+    memo = state.rules
+    if memo.domain_named:
         return True
-    upto = memo.get("domain:upto", 0)
+    upto = memo.domain_read
     turns = state.turns
     # turns are only ever appended: the unread ones are those after the first ``upto``
     for turn in turns[upto:]:
         if turn.role is Role.USER and any(m.source == "vocab" and not m.is_attribute
                                           for m in state.mentions.get(turn.index, ())):
-            memo["domain:named"] = True
+            memo.domain_named = True
             return True
-    memo["domain:upto"] = len(turns)
+    memo.domain_read = len(turns)
     return False
 
 
-class ResolverBridge(RuleBase):
-    """The learned resolver, loaded on first use, and the messages it answers."""
+class ResolverBridge:
+    """The learned resolver, loaded on first use, and the messages it answers (one per
+    rewriter, shared by its two rules below)."""
 
-    _resolver: Resolver | None | str
-    _unavailable: str | None
+    def __init__(self, extractor: EntityExtractor, resolver: Resolver | None | str) -> None:
+        self.extractor = extractor
+        self._resolver = resolver
+        self._unavailable: str | None = None
 
     @property
     def resolver(self) -> Resolver | None:
@@ -123,3 +128,50 @@ class ResolverBridge(RuleBase):
                 done.append(sub)
                 text = sub.text
         return done
+
+
+class ProForms:
+    """A possessive "mine" or a locative "there" in open-domain talk names what structure
+    fixes (see :mod:`._deixis`); when they were all the message referred to, the
+    reference is resolved."""
+
+    name = "pro-forms"
+    route: Route | None = None
+
+    def __init__(self, bridge: ResolverBridge) -> None:
+        self.bridge = bridge
+
+    def apply(self, turn: TurnContext) -> Rewrite | None:
+        if turn.cls_used is not turn.c.reference_class:
+            return None
+        deixis = self.bridge._deixis(turn.request, turn.text)
+        if not deixis:
+            return None
+        text = deixis[-1].text
+        # what is left is read as the message the user would have typed with the names
+        mentions = turn.mentions_of(text)
+        refers = english_pronoun(text, mentions) is not None
+        return Rewrite(text, tuple(d.rule for d in deixis), carried=tuple(d.phrase for d in deixis),
+                       reread=mentions, deixis=True, final=not refers)
+
+
+class LearnedResolver:
+    """What else an open-domain message refers to ("what did he do there?") is the learned
+    resolver's to decide, on the message with the pro-forms' names written in."""
+
+    name = "learned-resolver"
+    route: Route | None = None
+
+    def __init__(self, bridge: ResolverBridge) -> None:
+        self.bridge = bridge
+
+    def apply(self, turn: TurnContext) -> Rewrite | None:
+        if turn.cls_used is not turn.c.reference_class or turn.resolved:
+            return None
+        trace: dict[str, object] = {}
+        learned = self.bridge._learned(turn.request, turn.text, trace)
+        if learned is None:
+            return Rewrite(turn.text, trace=tuple(trace.items())) if trace else None
+        text, more = learned
+        return Rewrite(text, ("learned-resolver",), carried=more, trace=tuple(trace.items()),
+                       learned=True, final=True)

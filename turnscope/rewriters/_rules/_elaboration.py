@@ -7,10 +7,10 @@ from __future__ import annotations
 import re
 
 from turnscope.conversation import ConversationState, ResolvedTurn, Role
-from turnscope.entities import Mention
+from turnscope.entities import EntityExtractor, Mention
 from turnscope.entities._lexicon import FUNCTION_WORDS, is_plural, pronoun_number
 from turnscope.references._classify import english_pronoun
-from turnscope.rewriters._rules._base import RuleBase
+from turnscope.rewriters._rules._base import find_antecedent, scoped_user_records, substitute_pronouns
 from turnscope.rewriters._rules._text import _SENT_END, _SENTENCE_SPLIT, _join
 from turnscope.scope import Scope
 
@@ -37,155 +37,151 @@ def _gerund(verb: str) -> str:
     return v + "ing"
 
 
-class ElaborationRules(RuleBase):
-    """What the previous exchange was about, read from its question and its answer."""
+def elaboration(extractor: EntityExtractor, text: str, lang: str, scope: Scope,
+                 state: ConversationState) -> tuple[str, Mention | None] | None:
+    """"In more detail" asks about what the assistant just explained.
 
-    def _elaboration(self, text: str, lang: str, scope: Scope,
-                     state: ConversationState) -> tuple[str, Mention | None] | None:
-        """"In more detail" asks about what the assistant just explained.
-
-        The subject is the previous question as it was resolved; "the second part",
-        "the last bit", "the bit about X" narrow it to that sentence of the answer.
-        """
-        records = self._scoped_user_records(scope, state)
-        if not records:
-            return None
-        prev = records[0]
-        answer = ""
-        if prev.turn < len(state.turns) and state.turns[prev.turn].role is Role.ASSISTANT:
-            answer = state.turns[prev.turn].content
-        subject = _SENT_END.sub("", prev.query)
-        part = _PART.search(text) if lang == "en" else None
-        if part is not None and answer:
-            sentences = [x.strip() for x in _SENTENCE_SPLIT.split(answer) if x.strip()]
-            chosen = ""
-            if part.group("about"):
-                key = part.group("about").strip().lower()
-                chosen = next((x for x in sentences if key in x.lower()), "")
-            elif sentences:
-                word = (part.group("ord") or "").lower()
-                idx = {"first": 0, "second": 1, "third": 2, "last": -1, "final": -1}.get(word, -1)
-                if -len(sentences) <= idx < len(sentences):
-                    chosen = sentences[idx]
-            if chosen:
-                words = chosen.split()
-                subject = f"{subject}: {' '.join(words[:24])}"
-        elif answer:
-            # what the answer explained in its own terms: its first typed entities that the
-            # question did not name ("owner ... billing stuff?" -> billing admin)
-            asked = {m.name.casefold() for m in self.extractor.extract(subject, lang)}
-            added = [m.name for m in state.mentions.get(prev.turn + 1, ())
-                     if m.source == "vocab" and not m.is_attribute
-                     and m.name.casefold() not in asked]
-            added = list(dict.fromkeys(added))[:1]
-            if added:
-                subject = f"{subject} ({_join(added, lang)})" if lang == "en" else \
-                    f"{subject}（{_join(added, lang)}）"
-        core = _SENT_END.sub("", text)
-        end = "？" if lang == "ja" else "?"
-        if lang == "ja":
-            return f"{subject}について、{core}{end}", prev.focus
-        return f"{core} — {subject}{end}", prev.focus
-
-    @staticmethod
-    def _subject_phrase(prev: ResolvedTurn, lang: str) -> str:
-        """What the previous exchange was about: its question's entities and attributes."""
-        names: list[str] = []
-        for m in prev.entities:
-            if m.is_attribute and m.source != "vocab":
-                continue
-            names.append(m.name if m.source == "vocab" else m.surface)
-        if not names and prev.focus is not None:
-            names = [prev.focus.name]
-        if not names:
-            return _SENT_END.sub("", prev.query)
-        return ("の".join(names) if lang == "ja" else " ".join(dict.fromkeys(names)))
-
-    def _predicate_echo(self, text: str, pm: re.Match[str], prev: ResolvedTurn,
-                        state: ConversationState,
-                        present: set[str]) -> tuple[Mention, list[Mention]] | None:
-        """The vocabulary entity that a clause of the previous answer says the message's
-        own predicate of (the last entity before the echoed word, in the same clause), and
-        the entities that clause names after it."""
-        if not prev.turn < len(state.turns) or state.turns[prev.turn].role is not Role.ASSISTANT:
-            return None
+    The subject is the previous question as it was resolved; "the second part",
+    "the last bit", "the bit about X" narrow it to that sentence of the answer.
+    """
+    records = scoped_user_records(scope, state)
+    if not records:
+        return None
+    prev = records[0]
+    answer = ""
+    if prev.turn < len(state.turns) and state.turns[prev.turn].role is Role.ASSISTANT:
         answer = state.turns[prev.turn].content
-        mentions = [m for m in state.mentions.get(prev.turn + 1, ())
-                    if m.source == "vocab" and not m.is_attribute
-                    and m.name.casefold() not in present]
-        words = [w for w in re.findall(r"[a-z]{4,}", text[pm.end():].lower())
-                 if w not in FUNCTION_WORDS and w not in VERBS_TOO_COMMON]
-        for w in words:
-            hit = re.search(rf"\b{re.escape(w)}\b", answer, re.IGNORECASE)
-            if hit is None:
+    subject = _SENT_END.sub("", prev.query)
+    part = _PART.search(text) if lang == "en" else None
+    if part is not None and answer:
+        sentences = [x.strip() for x in _SENTENCE_SPLIT.split(answer) if x.strip()]
+        chosen = ""
+        if part.group("about"):
+            key = part.group("about").strip().lower()
+            chosen = next((x for x in sentences if key in x.lower()), "")
+        elif sentences:
+            word = (part.group("ord") or "").lower()
+            idx = {"first": 0, "second": 1, "third": 2, "last": -1, "final": -1}.get(word, -1)
+            if -len(sentences) <= idx < len(sentences):
+                chosen = sentences[idx]
+        if chosen:
+            words = chosen.split()
+            subject = f"{subject}: {' '.join(words[:24])}"
+    elif answer:
+        # what the answer explained in its own terms: its first typed entities that the
+        # question did not name ("owner ... billing stuff?" -> billing admin)
+        asked = {m.name.casefold() for m in extractor.extract(subject, lang)}
+        added = [m.name for m in state.mentions.get(prev.turn + 1, ())
+                 if m.source == "vocab" and not m.is_attribute
+                 and m.name.casefold() not in asked]
+        added = list(dict.fromkeys(added))[:1]
+        if added:
+            subject = f"{subject} ({_join(added, lang)})" if lang == "en" else \
+                f"{subject}（{_join(added, lang)}）"
+    core = _SENT_END.sub("", text)
+    end = "？" if lang == "ja" else "?"
+    if lang == "ja":
+        return f"{subject}について、{core}{end}", prev.focus
+    return f"{core} — {subject}{end}", prev.focus
+
+def subject_phrase(prev: ResolvedTurn, lang: str) -> str:
+    """What the previous exchange was about: its question's entities and attributes."""
+    names: list[str] = []
+    for m in prev.entities:
+        if m.is_attribute and m.source != "vocab":
+            continue
+        names.append(m.name if m.source == "vocab" else m.surface)
+    if not names and prev.focus is not None:
+        names = [prev.focus.name]
+    if not names:
+        return _SENT_END.sub("", prev.query)
+    return ("の".join(names) if lang == "ja" else " ".join(dict.fromkeys(names)))
+
+def predicate_echo(text: str, pm: re.Match[str], prev: ResolvedTurn,
+                    state: ConversationState,
+                    present: set[str]) -> tuple[Mention, list[Mention]] | None:
+    """The vocabulary entity that a clause of the previous answer says the message's
+    own predicate of (the last entity before the echoed word, in the same clause), and
+    the entities that clause names after it."""
+    if not prev.turn < len(state.turns) or state.turns[prev.turn].role is not Role.ASSISTANT:
+        return None
+    answer = state.turns[prev.turn].content
+    mentions = [m for m in state.mentions.get(prev.turn + 1, ())
+                if m.source == "vocab" and not m.is_attribute
+                and m.name.casefold() not in present]
+    words = [w for w in re.findall(r"[a-z]{4,}", text[pm.end():].lower())
+             if w not in FUNCTION_WORDS and w not in VERBS_TOO_COMMON]
+    for w in words:
+        hit = re.search(rf"\b{re.escape(w)}\b", answer, re.IGNORECASE)
+        if hit is None:
+            continue
+        clause_start = max(answer.rfind(sep, 0, hit.start()) for sep in (". ", "; ", "? ", "! "))
+        ends = [i for i in (answer.find(sep, hit.end()) for sep in (". ", "; ", ", ")) if i >= 0]
+        clause_end = min(ends) if ends else len(answer)
+        before = [m for m in mentions if clause_start < m.start < hit.start()]
+        if before:
+            after = [m for m in mentions if hit.end() <= m.start < clause_end
+                     and m.name.casefold() != before[-1].name.casefold()]
+            return before[-1], after
+    return None
+
+def event_or_plural(text: str, word: str, pm: re.Match[str], prev: ResolvedTurn,
+                     state: ConversationState) -> tuple[str, Mention | None, str] | None:
+    """Two references to the previous exchange that no single entity fills:
+
+    * event anaphora: after "what happens if I disable a key?", "is *that* logged?"
+      is about the event, disabling the key (the conditional clause, as a gerund);
+    * plural reference: after an answer that names several new entities ("use the
+      billing export or the reporting export"), "which of *those*" is all of them.
+    """
+    if not 0 < prev.turn <= len(state.turns):
+        return None
+    if word in ("that", "this", "it"):
+        asked = state.turns[prev.turn - 1].content
+        cm = _CONDITIONAL_EVENT.search(asked)
+        if cm is not None:
+            phrase = f"{_gerund(cm.group('verb'))} {cm.group('obj').strip()}"
+            return (text[: pm.start()] + phrase + text[pm.end():],
+                    prev.focus, f"event->{phrase}")
+    if word in ("those", "these", "them", "they") and prev.turn < len(state.turns) \
+            and state.turns[prev.turn].role is Role.ASSISTANT:
+        asked_names = {m.name.casefold() for m in prev.entities}
+        for enum in state.enumerations:
+            if enum.turn != prev.turn + 1:
                 continue
-            clause_start = max(answer.rfind(sep, 0, hit.start()) for sep in (". ", "; ", "? ", "! "))
-            ends = [i for i in (answer.find(sep, hit.end()) for sep in (". ", "; ", ", ")) if i >= 0]
-            clause_end = min(ends) if ends else len(answer)
-            before = [m for m in mentions if clause_start < m.start < hit.start()]
-            if before:
-                after = [m for m in mentions if hit.end() <= m.start < clause_end
-                         and m.name.casefold() != before[-1].name.casefold()]
-                return before[-1], after
-        return None
+            new = [m for m in enum.items if m.name.casefold() not in asked_names]
+            if len(new) >= 2:
+                phrase = _join([m.name for m in new], "en")
+                return (text[: pm.start()] + phrase + text[pm.end():], new[0],
+                        f"plural->{phrase}")
+    return None
 
-    def _event_or_plural(self, text: str, word: str, pm: re.Match[str], prev: ResolvedTurn,
-                         state: ConversationState) -> tuple[str, Mention | None, str] | None:
-        """Two references to the previous exchange that no single entity fills:
-
-        * event anaphora: after "what happens if I disable a key?", "is *that* logged?"
-          is about the event, disabling the key (the conditional clause, as a gerund);
-        * plural reference: after an answer that names several new entities ("use the
-          billing export or the reporting export"), "which of *those*" is all of them.
-        """
-        if not 0 < prev.turn <= len(state.turns):
-            return None
-        if word in ("that", "this", "it"):
-            asked = state.turns[prev.turn - 1].content
-            cm = _CONDITIONAL_EVENT.search(asked)
-            if cm is not None:
-                phrase = f"{_gerund(cm.group('verb'))} {cm.group('obj').strip()}"
-                return (text[: pm.start()] + phrase + text[pm.end():],
-                        prev.focus, f"event->{phrase}")
-        if word in ("those", "these", "them", "they") and prev.turn < len(state.turns) \
-                and state.turns[prev.turn].role is Role.ASSISTANT:
-            asked_names = {m.name.casefold() for m in prev.entities}
-            for enum in state.enumerations:
-                if enum.turn != prev.turn + 1:
-                    continue
-                new = [m for m in enum.items if m.name.casefold() not in asked_names]
-                if len(new) >= 2:
-                    phrase = _join([m.name for m in new], "en")
-                    return (text[: pm.start()] + phrase + text[pm.end():], new[0],
-                            f"plural->{phrase}")
-        return None
-
-    def _second_pronoun(self, text: str, first: str, used: Mention, scope: Scope,
-                        state: ConversationState, present: set[str], topic: Mention | None,
-                        rules: list[str]) -> str:
-        """"how did he cook it?", "what was their role in it?": a second pronoun of another
-        person, number or animacy stands for a second antecedent (the topic first)."""
-        pm = english_pronoun(text, self.extractor.extract(text, "en"))
-        if pm is None:
-            return text
-        word = pm.group(0).lower()
-        kinds = {w: ("person" if w in ("he", "she", "him", "his", "her") else "thing")
-                 for w in (first, word)}
-        if kinds[first] == kinds[word] and pronoun_number(first) == pronoun_number(word):
-            return text  # the same referent again
-        exclude = present | {used.name.casefold()} | state.memo.get("persons", set())
-        number = pronoun_number(word)
-        second: Mention | None = None
-        if kinds[word] == "thing" and topic is not None and topic.name.casefold() not in exclude \
-                and (number is None or (number == "pl") == is_plural(topic.name)):
-            second = topic
-        if second is None:
-            second = self._antecedent(scope, state, exclude, "en", number,
-                                      "person" if kinds[word] == "person" else None)
-        if second is None:
-            return text
-        new, n = self._substitute_pronouns(text, "en", second.name, allow_that=False)
-        if n:
-            rules.append(f"anaphora->{second.name}")
-            return new
+def second_pronoun(extractor: EntityExtractor, text: str, first: str, used: Mention, scope: Scope,
+                    state: ConversationState, present: set[str], topic: Mention | None,
+                    rules: list[str]) -> str:
+    """"how did he cook it?", "what was their role in it?": a second pronoun of another
+    person, number or animacy stands for a second antecedent (the topic first)."""
+    pm = english_pronoun(text, extractor.extract(text, "en"))
+    if pm is None:
         return text
+    word = pm.group(0).lower()
+    kinds = {w: ("person" if w in ("he", "she", "him", "his", "her") else "thing")
+             for w in (first, word)}
+    if kinds[first] == kinds[word] and pronoun_number(first) == pronoun_number(word):
+        return text  # the same referent again
+    exclude = present | {used.name.casefold()} | state.rules.referents.persons
+    number = pronoun_number(word)
+    second: Mention | None = None
+    if kinds[word] == "thing" and topic is not None and topic.name.casefold() not in exclude \
+            and (number is None or (number == "pl") == is_plural(topic.name)):
+        second = topic
+    if second is None:
+        second = find_antecedent(scope, state, exclude, "en", number,
+                                  "person" if kinds[word] == "person" else None)
+    if second is None:
+        return text
+    new, n = substitute_pronouns(extractor, text, "en", second.name, allow_that=False)
+    if n:
+        rules.append(f"anaphora->{second.name}")
+        return new
+    return text

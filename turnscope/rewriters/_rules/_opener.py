@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import re
 
-from turnscope.references import after_pivot
+from turnscope.references import ReferenceClass, after_pivot
+from turnscope.rewriters._rules._base import Rewrite, Route, TurnContext
 
 _PREAMBLE = re.compile(
     r"^\s*(?:(?:ok(?:ay)?|hmm+|so|alright|right|anyway|also|btw|by\s+the\s+way|oh|um+|"
@@ -47,3 +48,33 @@ def _as_sentence(rest: str, lang: str) -> str:
     if any(ch.isupper() for ch in first[1:]):
         return out  # "iOS", "eBay", "macOS": the small letter is the name's own
     return out[0].upper() + out[1:]
+
+
+class AfterPivot:
+    """An explicit change of subject: the question after it starts the query."""
+
+    name = "after-pivot"
+    route: Route | None = None
+
+    def apply(self, turn: TurnContext) -> Rewrite | None:
+        if not turn.c.pivot:
+            return None
+        cut = _after_pivot(turn.text)
+        if cut == turn.text:
+            return None
+        return Rewrite(_as_sentence(cut, turn.lang), ("after-pivot",))
+
+
+class StripPreamble:
+    """A preamble ("ok so", "quick question:") goes from a pivot or a standalone question."""
+
+    name = "strip-preamble"
+    route: Route | None = None
+
+    def apply(self, turn: TurnContext) -> Rewrite | None:
+        if not (turn.c.pivot or turn.c.reference_class is ReferenceClass.STANDALONE):
+            return None
+        stripped = _PREAMBLE.sub("", turn.text).strip()
+        if not stripped or stripped == turn.text:
+            return None
+        return Rewrite(_as_sentence(stripped, turn.lang), ("strip-preamble",))

@@ -7,6 +7,7 @@ import re
 
 from turnscope.references import ReferenceClass
 from turnscope.references._classify import _SITE_EN, _SITE_JA
+from turnscope.rewriters._rules._base import Rewrite, Route, TurnContext
 from turnscope.scope import Scope
 
 _EN_PAGE = re.compile(r"\b(?:this|current)\s+(?:page|article|doc|screen|section)\b(?![\w-])|"
@@ -17,35 +18,48 @@ _JA_PROXIMAL_NP = re.compile(r"この(?=[\u30a0-\u30ffー\u4e00-\u9fffA-Za-z])")
 _JA_PROXIMAL = re.compile(r"これ|ここ|こちら")
 
 
-class ScreenRules:
-    """What is on the user's screen, written into the query."""
-
-    @staticmethod
-    def _situational(text: str, lang: str, scope: Scope, cls: ReferenceClass) -> str | None:
-        screen = scope.screen
-        if screen is None or screen.is_empty():
+def situational(text: str, lang: str, scope: Scope, cls: ReferenceClass) -> str | None:
+    screen = scope.screen
+    if screen is None or screen.is_empty():
+        return None
+    if cls is ReferenceClass.SITE:
+        site = screen.site or screen.page_url or ""
+        if not site:
             return None
-        if cls is ReferenceClass.SITE:
-            site = screen.site or screen.page_url or ""
-            if not site:
-                return None
-            pat = _SITE_JA if lang == "ja" else _SITE_EN
-            site_rep = f"{site}のサイト" if lang == "ja" else f"the {site} site"
-            # replacements are functions: a backslash in user text is literal, not a template
-            return pat.sub(lambda _m: site_rep, text, count=1)
-        title = screen.page_title or screen.page_url or ""
-        if not title:
-            return None
-        pat = _JA_PAGE if lang == "ja" else _EN_PAGE
-        rep = f"「{title}」のページ" if lang == "ja" else f"the page \"{title}\""
-        out, n = pat.subn(lambda _m: rep, text, count=1)
-        if n:
-            return out
-        # a proximal demonstrative for what is on screen: "is this available in London?"
-        if lang == "ja":
-            out, n = _JA_PROXIMAL_NP.subn(lambda _m: f"「{title}」の", text, count=1)
-            if not n:
-                out, n = _JA_PROXIMAL.subn(lambda _m: f"「{title}」", text, count=1)
-            return out if n else None
-        out, n = _EN_PROXIMAL.subn(lambda _m: title, text, count=1)
+        pat = _SITE_JA if lang == "ja" else _SITE_EN
+        site_rep = f"{site}のサイト" if lang == "ja" else f"the {site} site"
+        # replacements are functions: a backslash in user text is literal, not a template
+        return pat.sub(lambda _m: site_rep, text, count=1)
+    title = screen.page_title or screen.page_url or ""
+    if not title:
+        return None
+    pat = _JA_PAGE if lang == "ja" else _EN_PAGE
+    rep = f"「{title}」のページ" if lang == "ja" else f"the page \"{title}\""
+    out, n = pat.subn(lambda _m: rep, text, count=1)
+    if n:
+        return out
+    # a proximal demonstrative for what is on screen: "is this available in London?"
+    if lang == "ja":
+        out, n = _JA_PROXIMAL_NP.subn(lambda _m: f"「{title}」の", text, count=1)
+        if not n:
+            out, n = _JA_PROXIMAL.subn(lambda _m: f"「{title}」", text, count=1)
         return out if n else None
+    out, n = _EN_PROXIMAL.subn(lambda _m: title, text, count=1)
+    return out if n else None
+
+
+class ScreenDeixis:
+    """"this page" / 「このページ」 read the screen, "this site" the site; with nothing on
+    the screen to read, the message is answered as an immediate reference."""
+
+    name = "screen"
+    route: Route | None = None
+
+    def apply(self, turn: TurnContext) -> Rewrite | None:
+        cls = turn.c.reference_class
+        if cls not in (ReferenceClass.PAGE, ReferenceClass.SITE):
+            return None
+        new = situational(turn.text, turn.lang, turn.scope, cls)
+        if new is None:
+            return Rewrite(turn.text, ("screen-missing",), screen_missing=True)
+        return Rewrite(new, (f"screen:{cls.value}",))
