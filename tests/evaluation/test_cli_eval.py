@@ -58,15 +58,49 @@ def test_eval_passes_the_gate_and_writes_reports(app: typer.Typer,
                                                  files: dict[str, Path]) -> None:
     report = files["dir"] / "report.html"
     out_json = files["dir"] / "out.json"
+    # a wide terminal, so that no row name is folded over two lines of the table
     res = runner.invoke(app, [*_base(files), "--policies", "default", "--gate",
                               str(files["gate"]), "--report", str(report),
-                              "--json", str(out_json)])
+                              "--json", str(out_json)], env={"COLUMNS": "200"})
     assert res.exit_code == 0, res.output
     assert "gate passed" in res.output
-    assert "long_range" in res.output and "mean" in res.output
-    assert "<svg" in report.read_text(encoding="utf-8")
+    out = flat(res.output)
+    # by default one summary table (policies and the query baselines, means only) and its
+    # legend in plain words; the per-stratum tables wait for --detail
+    assert "default" in out and "raw message" in out and "whole history prepended" in out
+    assert "contamination: share of rewrites holding a word of a subject the user has left" in out
+    assert "by stratum" not in out
+    page = report.read_text(encoding="utf-8")
+    assert "<svg" in page
+    # the report has the strata anyway, below the summary
+    assert page.index("whole history prepended") < page.index("long_range")
     data = json.loads(out_json.read_text(encoding="utf-8"))
     assert data["gate"]["passed"] is True
+    assert [p["policy"] for p in data["policies"]] == [
+        "default", "baseline:raw", "baseline:prev_user", "baseline:all_history"]
+    # and so does the JSON, for every row
+    assert {r["stratum"] for r in data["policies"][0]["rows"]} == {"long_range", "standalone",
+                                                                   "mean"}
+
+
+def test_detail_prints_the_figures_per_stratum(app: typer.Typer, files: dict[str, Path]) -> None:
+    res = runner.invoke(app, [*_base(files), "--policies", "window:1,default", "--detail"])
+    assert res.exit_code == 0, res.output
+    out = flat(res.output)
+    for metric in ("R@1", "coverage", "input_contamination"):
+        assert f"{metric} by stratum and policy" in out
+    assert out.index("standalone") < out.index("long_range") < out.rindex("mean")
+    # the summary still comes last, where a terminal's last screen shows it
+    assert out.rindex("by stratum and policy") < out.index("mean over every item")
+
+
+def test_no_baselines_scores_the_policies_alone(app: typer.Typer, files: dict[str, Path]) -> None:
+    out_json = files["dir"] / "alone.json"
+    res = runner.invoke(app, [*_base(files), "--policies", "default", "--no-baselines",
+                              "--json", str(out_json)])
+    assert res.exit_code == 0, res.output
+    assert "raw message" not in flat(res.output)
+    data = json.loads(out_json.read_text(encoding="utf-8"))
     assert [p["policy"] for p in data["policies"]] == ["default"]
 
 

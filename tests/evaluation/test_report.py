@@ -18,7 +18,10 @@ from turnscope.evaluation import (
     decompose,
     is_failure,
     print_decomposition,
+    print_summary,
     print_tables,
+    render_html,
+    summary_legend,
     write_html,
     write_json,
     write_png,
@@ -156,3 +159,65 @@ def test_is_failure(make_record: Any) -> None:
     assert is_failure(make_record("d", "ordinal", "p", error="boom"))
     assert not is_failure(make_record("e", "ordinal", "p", forbidden_hits=("x",),
                                       checks_scored=False))
+
+
+@pytest.fixture
+def with_baselines(make_result: Any, make_record: Any) -> Any:
+    """Two policies and two baselines on two items: ``full`` shows the rewriter the left
+    subject on both items yet rewrites clean; the whole history carries it."""
+    def recs(policy: str, **kw: Any) -> list[Any]:
+        return [make_record(f"i{k}", "immediate" if k else "long_range", policy, **kw)
+                for k in range(2)]
+    seen = {"input_forbidden_hits": ("Frankfurt",), "input_required_missing": ()}
+    return make_result({
+        "full": recs("full", **seen),
+        "default": recs("default", input_forbidden_hits=(), input_required_missing=()),
+        "baseline:raw": recs("baseline:raw", required_missing=("Dublin",)),
+        "baseline:all_history": recs("baseline:all_history", forbidden_hits=("Frankfurt",)),
+    })
+
+
+def test_summary_is_one_table_and_a_legend(with_baselines: Any) -> None:
+    console = Console(record=True, width=200)
+    print_summary(with_baselines, console)
+    out = console.export_text()
+    # policies first, then the baselines under their plain names
+    assert out.index("full") < out.index("default") < out.index("raw message") \
+        < out.index("whole history prepended")
+    assert "baseline:" not in out
+    # means only: no stratum is named
+    assert "long_range" not in out and "immediate" not in out
+    row = next(line for line in out.splitlines() if line.startswith("full"))
+    # coverage, contamination, input coverage, input contamination (recall: no gold here)
+    assert row.split()[1:] == ["1.00", "0.00", "1.00", "1.00"]
+    row = next(line for line in out.splitlines() if line.startswith("raw message"))
+    assert row.split()[2:] == ["0.00", "0.00", "–", "–"]
+    legend = dict(summary_legend(with_baselines))
+    assert "recall@5" not in legend
+    assert "subject the user has left" in legend["contamination"]
+    assert "high input contamination" in legend["input coverage, input contamination"]
+    assert "input contamination: the same two checks on what the policy shows the rewriter" in out
+
+
+def test_report_opens_on_the_summary(with_baselines: Any) -> None:
+    page = render_html(with_baselines)
+    first_table = page.index('<table class="summary">')
+    # the summary table, its picture and the legend come before every per-stratum figure
+    assert first_table < page.index("<svg") < page.index("Details: figures by stratum")
+    assert page.index("whole history prepended") < page.index("long_range")
+    summary = page[first_table:page.index("Details: figures by stratum")]
+    assert "every earlier turn" in summary and "a fixed query, no rewriter" in summary
+    assert "<dt>input coverage, input contamination</dt>" in summary
+    # the one-sentence answer: the default policy beside the whole history and the message
+    assert ("the default policy 100% / 0%, the whole history prepended 100% / 100%, "
+            "the raw message 0% / 0%") in page
+
+
+def test_summary_png(with_baselines: Any, tmp_path: Path) -> None:
+    out = write_png(with_baselines, tmp_path / "summary.png")
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert out is None
+        return
+    assert out is not None and out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

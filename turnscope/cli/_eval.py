@@ -47,28 +47,32 @@ def _split_policies(spec: str) -> list[str]:
 
 
 def _load_dataset(dataset: str, data_root: Path | None, limit: int | None,
+                  with_baselines: bool = True,
                   ) -> tuple[list[Any], dict[str, list[str]] | None, bool, str]:
-    """(items, baselines, history_only, label) for a follow-up dataset."""
+    """(items, baselines, history_only, label) for a follow-up dataset; the baselines are
+    the set's own (CAsT) or the query baselines every set gets, ``None`` without them."""
     from turnscope._items import FollowUpItem, load_items
-    from turnscope.evaluation import bundled_items
+    from turnscope.evaluation import bundled_items, query_baselines
 
-    if dataset == DEFAULT_DATASET:
-        items: list[Any] = bundled_items()
-        return items[:limit] if limit else items, None, False, "bundled follow-up set"
     if dataset in ("cast2019", "cast2020"):
         from turnscope.datasets import cast_baselines, load_cast
 
         raw = load_cast(int(dataset[4:]), data_root)
         raw = raw[:limit] if limit else raw
-        items = [FollowUpItem.model_validate(d) for d in raw]
+        items: list[Any] = [FollowUpItem.model_validate(d) for d in raw]
         # SPEC section 7: the project's rewrites beside the set's own baselines
-        return items, cast_baselines(raw), True, f"TREC CAsT {dataset[4:]}"
-    path = Path(dataset)
-    if not path.is_file():
-        raise _bad(f"{dataset!r} is neither a file nor one of {', '.join(DATASET_CHOICES)}",
-                   "--dataset")
-    items = load_items(path)
-    return items[:limit] if limit else items, None, False, str(path)
+        return (items, cast_baselines(raw) if with_baselines else None, True,
+                f"TREC CAsT {dataset[4:]}")
+    if dataset == DEFAULT_DATASET:
+        items, label = bundled_items(), "bundled follow-up set"
+    else:
+        path = Path(dataset)
+        if not path.is_file():
+            raise _bad(f"{dataset!r} is neither a file nor one of {', '.join(DATASET_CHOICES)}",
+                       "--dataset")
+        items, label = load_items(path), str(path)
+    items = items[:limit] if limit else items
+    return items, query_baselines(items) if with_baselines and items else None, False, label
 
 
 def _topic_detectors(policies: str) -> tuple[str, ...]:
@@ -152,9 +156,17 @@ def eval_command(
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
     json_out: Annotated[Path | None, typer.Option(
         "--json", help="Write every record and figure as JSON here.")] = None,
+    detail: Annotated[bool, typer.Option(
+        "--detail", help="Print every figure per stratum too, not only the summary (the "
+                         "report and the JSON always hold them).")] = False,
+    baselines: Annotated[bool, typer.Option(
+        "--baselines/--no-baselines",
+        help="Score query baselines beside the policies (the raw message, the previous user "
+             "turn prepended, the whole history prepended; CAsT: its own).")] = True,
 ) -> None:
-    """Score scope policies per stratum (recall@k, MRR, contamination, coverage and their
-    input twins), each with its share of the set and a bootstrap 95% interval, the mean last.
+    """Score scope policies and query baselines (recall@k, MRR, contamination, coverage and
+    their input twins), each with a bootstrap 95% interval: a summary of the means, per stratum
+    with --detail, the report and the JSON.
 
     Example: turnscope eval --policies full,window:2,default --report report.html --gate default
     """
@@ -162,6 +174,7 @@ def eval_command(
     err = Console(stderr=True)
     try:
         if dataset in TOPIC_DATASETS:
+            # detection sets always print their one table per set, so --detail is moot there
             for flag, value in (("--report", report), ("--gate", gate), ("--compare", compare),
                                 ("--corpus", corpus)):
                 if value is not None:
@@ -172,7 +185,8 @@ def eval_command(
             return
         _run_followups(dataset, policies, report, gate, compare, rewriter, base_url, model,
                        timeout, data_root, retriever, corpus, vocabulary, limit, resamples, seed,
-                       json_out, out, err, max_tokens=max_tokens, system_role=system_role)
+                       json_out, out, err, max_tokens=max_tokens, system_role=system_role,
+                       detail=detail, with_baselines=baselines)
     except TurnscopeError as exc:
         raise typer.BadParameter(str(exc)) from None
 
@@ -183,7 +197,8 @@ def _run_followups(dataset: str, policies: str, report: Path | None, gate: str |
                    corpus: str | None, vocabulary: str | None, limit: int | None,
                    resamples: int, seed: int, json_out: Path | None, out: Console,
                    err: Console, *, max_tokens: int | None = None,
-                   system_role: str = "auto") -> None:
+                   system_role: str = "auto", detail: bool = False,
+                   with_baselines: bool = True) -> None:
     from turnscope.evaluation import (
         DEFAULT_COMPARE_METRICS,
         EvalConfig,
@@ -191,6 +206,7 @@ def _run_followups(dataset: str, policies: str, report: Path | None, gate: str |
         decompose,
         load_gate,
         print_decomposition,
+        print_summary,
         print_tables,
         run_eval,
         write_html,
@@ -206,7 +222,8 @@ def _run_followups(dataset: str, policies: str, report: Path | None, gate: str |
         names += [p for p in compare if p not in names]
     # the gate is read first: a typo in it should not cost a full evaluation
     gate_obj = load_gate(gate) if gate is not None else None
-    items, baselines, history_only, label = _load_dataset(dataset, data_root, limit)
+    items, baselines, history_only, label = _load_dataset(dataset, data_root, limit,
+                                                          with_baselines)
     if not items:
         raise _bad(f"{label} holds no follow-up items", "--dataset")
     # the bundled set declares its own vocabularies (its conversations are about the
@@ -225,7 +242,10 @@ def _run_followups(dataset: str, policies: str, report: Path | None, gate: str |
     rw_name = "embedded" if rw is None else str(getattr(rw, "name", rewriter))
     result = run_eval(items, config, rewriter=rw, rewriter_name=rw_name, baselines=baselines,
                       dataset=label, console=err, progress=err.is_terminal)
-    print_tables(result, out)
+    if detail:
+        print_tables(result, out)
+    # the summary comes last, so it is what a terminal's last screen holds
+    print_summary(result, out)
 
     decompositions = []
     if compare is not None:

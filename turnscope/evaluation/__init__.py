@@ -28,6 +28,12 @@ from turnscope._matching import (
 )
 
 if TYPE_CHECKING:
+    from turnscope.evaluation._baselines import (
+        BASELINE_TITLES,
+        QUERY_BASELINES,
+        baseline_title,
+        query_baselines,
+    )
     from turnscope.evaluation._bootstrap import (
         DEFAULT_CONFIDENCE,
         DEFAULT_RESAMPLES,
@@ -59,13 +65,16 @@ if TYPE_CHECKING:
         DEFAULT_CHART_METRICS,
         DEFAULT_COMPARE_METRICS,
         DEFAULT_FAILURE_RANK,
+        SUMMARY_METRICS,
         Decomposition,
         DecompositionRow,
         decompose,
         is_failure,
         print_decomposition,
+        print_summary,
         print_tables,
         render_html,
+        summary_legend,
         write_html,
         write_json,
         write_png,
@@ -94,6 +103,10 @@ if TYPE_CHECKING:
     )
 
 _LAZY: dict[str, str] = {
+    "BASELINE_TITLES": "turnscope.evaluation._baselines",
+    "QUERY_BASELINES": "turnscope.evaluation._baselines",
+    "baseline_title": "turnscope.evaluation._baselines",
+    "query_baselines": "turnscope.evaluation._baselines",
     "bundled_item_files": "turnscope.evaluation._bundled",
     "bundled_items": "turnscope.evaluation._bundled",
     "DEFAULT_CONFIDENCE": "turnscope.evaluation._bootstrap",
@@ -124,7 +137,10 @@ _LAZY: dict[str, str] = {
     "decompose": "turnscope.evaluation._report",
     "is_failure": "turnscope.evaluation._report",
     "print_decomposition": "turnscope.evaluation._report",
+    "print_summary": "turnscope.evaluation._report",
     "print_tables": "turnscope.evaluation._report",
+    "summary_legend": "turnscope.evaluation._report",
+    "SUMMARY_METRICS": "turnscope.evaluation._report",
     "render_html": "turnscope.evaluation._report",
     "write_html": "turnscope.evaluation._report",
     "write_json": "turnscope.evaluation._report",
@@ -186,6 +202,11 @@ __all__ = [
     "DEFAULT_SEED",
     "Interval",
     "bootstrap_ci",
+    # baselines
+    "BASELINE_TITLES",
+    "QUERY_BASELINES",
+    "baseline_title",
+    "query_baselines",
     # items and runs
     "bundled_item_files",
     "bundled_items",
@@ -209,8 +230,11 @@ __all__ = [
     "decompose",
     "is_failure",
     "print_decomposition",
+    "print_summary",
     "print_tables",
     "render_html",
+    "SUMMARY_METRICS",
+    "summary_legend",
     "write_html",
     "write_json",
     "write_png",

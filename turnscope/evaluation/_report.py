@@ -13,6 +13,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from rich import box
 from rich.console import Console
@@ -20,6 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from turnscope._exceptions import ConfigError, InputError
+from turnscope.evaluation._baselines import BASELINE_PREFIX, baseline_title
 from turnscope.evaluation._bootstrap import Interval
 from turnscope.evaluation._gate import GateFailure
 from turnscope.evaluation._metrics import ItemRecord, get_metric
@@ -29,13 +31,16 @@ __all__ = [
     "DEFAULT_CHART_METRICS",
     "DEFAULT_COMPARE_METRICS",
     "DEFAULT_FAILURE_RANK",
+    "SUMMARY_METRICS",
     "Decomposition",
     "DecompositionRow",
     "decompose",
     "is_failure",
     "print_decomposition",
+    "print_summary",
     "print_tables",
     "render_html",
+    "summary_legend",
     "write_html",
     "write_json",
     "write_png",
@@ -49,6 +54,23 @@ DEFAULT_CHART_METRICS: tuple[str, ...] = (
 DEFAULT_COMPARE_METRICS: tuple[str, ...] = ("R@5", "contamination", "coverage")
 #: an item whose best gold passage ranks below this counts as a retrieval failure
 DEFAULT_FAILURE_RANK = 5
+#: the summary's columns: the rewrite's two checks, their input twins, then recall
+SUMMARY_METRICS: tuple[str, ...] = (
+    "coverage", "contamination", "input_coverage", "input_contamination", "R@5",
+)
+#: column titles of the summary, in plain words
+_SUMMARY_TITLES = {"coverage": "coverage", "contamination": "contamination",
+                   "input_coverage": "input coverage", "input_contamination": "input contamination",
+                   "R@5": "recall@5"}
+#: what each scope policy shows the rewriter (the module table of turnscope.scope._policies)
+_POLICY_WORDS = {
+    "full": "every earlier turn (what a condense prompt is handed)",
+    "window": "the last few turns",
+    "segment": "the turns since the last topic shift",
+    "liveness": "entities still in use, plus the last two turns",
+    "relevant": "the earlier exchange a message names",
+    "default": "live entities, a recalled exchange, the screen",
+}
 #: Okabe-Ito: distinguishable with the common colour-vision deficiencies
 _PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
             "#000000")
@@ -162,6 +184,102 @@ def print_tables(result: EvalResult, console: Console | None = None,
         for m in shown:
             con.print(_side_by_side(result, m))
             con.print()
+    for note in result.notes:
+        con.print(f"[yellow]note:[/yellow] {note}")
+
+
+# ----------------------------------------------------------------------- summary
+
+
+def _summary_metrics(result: EvalResult) -> list[str]:
+    return _metrics_with_figures(result, SUMMARY_METRICS)
+
+
+def _summary_rows(result: EvalResult) -> list[PolicyResult]:
+    """Policies in the order named, then the baselines (simplest first, as run)."""
+    policies = [p for p in result.policies if not p.policy.startswith(BASELINE_PREFIX)]
+    return policies + [p for p in result.policies if p.policy.startswith(BASELINE_PREFIX)]
+
+
+def _policy_words(label: str) -> str:
+    """What a row is, in plain words: what a policy shows the rewriter, or the baseline's
+    query ("" for a policy this module does not know)."""
+    if label.startswith(BASELINE_PREFIX):
+        return "a fixed query, no rewriter"
+    name, _, arg = label.partition(":")
+    if name == "window" and arg.isdigit():
+        return f"the last {arg} turns"
+    if name == "segment" and arg:
+        return f"the turns since the last topic shift ({arg} detector)"
+    return _POLICY_WORDS.get(name, "")
+
+
+def summary_legend(result: EvalResult) -> list[tuple[str, str]]:
+    """The summary's columns and rows explained in plain words, as (term, explanation)."""
+    shown = _summary_metrics(result)
+    legend: list[tuple[str, str]] = []
+    if "coverage" in shown:
+        legend.append(("coverage", "share of rewrites holding every word they need (the words a "
+                                   "human rewrite brings in from earlier turns)"))
+    if "contamination" in shown:
+        legend.append(("contamination",
+                       "share of rewrites holding a word of a subject the user has left"))
+    if "input_coverage" in shown or "input_contamination" in shown:
+        legend.append(("input coverage, input contamination",
+                       "the same two checks on what the policy shows the rewriter, the evidence "
+                       "an LLM rewriter would be given. A policy can show the rewriter a left "
+                       "subject (high input contamination) while the embedded rewriter still "
+                       "leaves it out of the query (low contamination)"))
+    if "R@5" in shown:
+        legend.append(("recall@5", "share of follow-ups whose right passage is among the first "
+                                   f"5 the retriever ({result.retriever}) returns for the query"))
+    rows = "a policy decides what the embedded rewriter is shown"
+    if any(p.policy.startswith(BASELINE_PREFIX) for p in result.policies):
+        rows += ("; a baseline is a fixed query with no rewriter, so it has no input to check "
+                 "(–)")
+    legend.append(("rows", rows))
+    legend.append(("figures", "each is a mean over the items with its 95% bootstrap interval"))
+    return legend
+
+
+def _headline(result: EvalResult) -> str:
+    n = len(result.policies[0].records) if result.policies else 0
+    retr = f" · retriever {result.retriever}" if result.retriever else ""
+    return f"{result.dataset} · {n} items · rewriter {result.rewriter}{retr}"
+
+
+def print_summary(result: EvalResult, console: Console | None = None) -> None:
+    """One table: every policy and baseline × the summary metrics, each a mean over its
+    95% interval, then the legend in plain words (the per-stratum figures: :func:`print_tables`).
+
+    >>> print_summary(run_eval(items, EvalConfig(policies=("full", "default"))))  # doctest: +SKIP
+    """
+    con = console or Console()
+    metrics = _summary_metrics(result)
+    con.print(f"[bold]{_headline(result)}[/bold]")
+    con.print()
+    table = _table("mean over every item, its 95% interval under it (↑ higher is better, "
+                   "↓ lower)")
+    table.add_column("policy or baseline", overflow="fold", min_width=16, max_width=24)
+    for m in metrics:
+        arrow = "↑" if get_metric(m).higher_is_better else "↓"
+        # titles broken by hand ("input" over the check's name, the arrow last): five of
+        # them beside a 16-character name still fit in 80 columns
+        title = _SUMMARY_TITLES[m].replace("input ", "input\n")
+        table.add_column(f"{title}\n{arrow}" if "\n" not in title else f"{title} {arrow}",
+                         justify="right", min_width=9)
+    seen_baseline = False
+    for p in _summary_rows(result):
+        is_baseline = p.policy.startswith(BASELINE_PREFIX)
+        if is_baseline and not seen_baseline:
+            table.add_section()
+            seen_baseline = True
+        table.add_row(baseline_title(p.policy), *[_cell(p.figure(MEAN, m)) for m in metrics],
+                      style="bold" if p.policy == "default" else "")
+    con.print(table)
+    con.print()
+    for term, words in summary_legend(result):
+        con.print(f"[bold]{term}[/bold]: {words}", highlight=False)
     for note in result.notes:
         con.print(f"[yellow]note:[/yellow] {note}")
 
@@ -338,12 +456,12 @@ def _svg_chart(result: EvalResult, metric: str) -> str:
 def _legend(result: EvalResult) -> str:
     items = "".join(
         f'<span class="lg"><span class="sw" style="background:{_PALETTE[i % len(_PALETTE)]}">'
-        f'</span>{_e(p.policy)}</span>' for i, p in enumerate(result.policies))
+        f'</span>{_e(baseline_title(p.policy))}</span>' for i, p in enumerate(result.policies))
     return f'<div class="legend">{items}</div>'
 
 
 def _figure_table(result: EvalResult, metric: str) -> str:
-    head = "".join(f"<th>{_e(p.policy)}</th>" for p in result.policies)
+    head = "".join(f"<th>{_e(baseline_title(p.policy))}</th>" for p in result.policies)
     rows = []
     first = result.policies[0]
     for s in _all_strata(result):
@@ -394,6 +512,113 @@ def _failures_html(p: PolicyResult, rank: int) -> str:
             f"<tbody>{''.join(rows)}</tbody></table></details>")
 
 
+def _summary_table_html(result: EvalResult) -> str:
+    metrics = _summary_metrics(result)
+    head = "".join(
+        f"<th>{_e(_SUMMARY_TITLES[m])} {'↑' if get_metric(m).higher_is_better else '↓'}</th>"
+        for m in metrics)
+    rows = []
+    seen_baseline = False
+    for p in _summary_rows(result):
+        is_baseline = p.policy.startswith(BASELINE_PREFIX)
+        cls = []
+        if is_baseline and not seen_baseline:
+            cls.append("first-baseline")
+            seen_baseline = True
+        if p.policy == "default":
+            cls.append("main")
+        cells = []
+        for m in metrics:
+            iv = p.figure(MEAN, m)
+            cells.append("<td>–</td>" if iv is None else
+                         f"<td>{_fmt(iv.value)} <span class=ci>{_short(iv.low)}–"
+                         f"{_short(iv.high)}</span></td>")
+        attr = f' class="{" ".join(cls)}"' if cls else ""
+        words = _policy_words(p.policy)
+        what = f" <span class=what>{_e(words)}</span>" if words else ""
+        rows.append(f"<tr{attr}><th>{_e(baseline_title(p.policy))}{what}</th>"
+                    f"{''.join(cells)}</tr>")
+    return (f'<table class="summary"><thead><tr><th class=l>policy or baseline · what it is'
+            f"</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+
+
+def _summary_svg(result: EvalResult) -> str:
+    """One picture: a panel per summary metric (the rewrite's checks and recall, not the
+    input twins, which baselines lack), a horizontal bar per policy and baseline with its
+    interval, policies in blue and baselines in grey."""
+    metrics = [m for m in _summary_metrics(result) if not m.startswith("input_")]
+    rows = _summary_rows(result)
+    label_w, panel_w, panel_gap, row_h, top = 190, 170, 44, 21, 40
+    width = label_w + len(metrics) * (panel_w + panel_gap)
+    height = top + row_h * len(rows) + 24
+    parts = [f'<svg role="img" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+             f'aria-label="policies and baselines compared">']
+    for ri, p in enumerate(rows):
+        cy = top + ri * row_h + row_h / 2
+        cls = "ax main" if p.policy == "default" else "ax"
+        parts.append(f'<text x="{label_w - 8}" y="{cy + 4:.1f}" class="{cls}" '
+                     f'text-anchor="end">{_e(baseline_title(p.policy))}</text>')
+    for mi, m in enumerate(metrics):
+        x0 = label_w + mi * (panel_w + panel_gap)
+        better = "higher" if get_metric(m).higher_is_better else "lower"
+        parts.append(f'<text x="{x0}" y="14" class="t">{_e(_SUMMARY_TITLES[m])}</text>'
+                     f'<text x="{x0}" y="29" class="ax">{better} is better</text>')
+        for tick in (0.0, 0.5, 1.0):
+            tx = x0 + panel_w * tick
+            parts.append(f'<line x1="{tx:.1f}" x2="{tx:.1f}" y1="{top - 4}" '
+                         f'y2="{top + row_h * len(rows)}" class="grid"/>'
+                         f'<text x="{tx:.1f}" y="{top + row_h * len(rows) + 14}" class="ax" '
+                         f'text-anchor="middle">{tick:.1f}</text>')
+        for ri, p in enumerate(rows):
+            iv = p.figure(MEAN, m)
+            if iv is None:
+                continue
+            y = top + ri * row_h + 4
+            colour = "#9a9a9a" if p.policy.startswith(BASELINE_PREFIX) else _PALETTE[0]
+            tip = f"{baseline_title(p.policy)}: {iv.value:.3f} [{iv.low:.3f}, {iv.high:.3f}], n={iv.n}"
+            parts.append(f'<rect x="{x0}" y="{y}" width="{panel_w * iv.value:.1f}" '
+                         f'height="{row_h - 8}" fill="{colour}"><title>{_e(tip)}</title></rect>'
+                         f'<line x1="{x0 + panel_w * iv.low:.1f}" x2="{x0 + panel_w * iv.high:.1f}" '
+                         f'y1="{y + (row_h - 8) / 2}" y2="{y + (row_h - 8) / 2}" class="err"/>')
+            # the figure right of its interval, where neither bar nor whisker covers it
+            tx = x0 + panel_w * max(iv.value, iv.high) + 4
+            parts.append(f'<text x="{tx:.1f}" y="{y + row_h - 11}" class="val">'
+                         f"{_fmt(iv.value)}</text>")
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _lead(result: EvalResult) -> str:
+    """The summary in one sentence: the default policy (or the last one named) beside the
+    raw message and the whole history, on coverage and contamination."""
+    named = [p for p in result.policies if not p.policy.startswith(BASELINE_PREFIX)]
+    if not named:
+        return ""
+    main = next((p for p in named if p.policy == "default"), named[-1])
+    parts: list[str] = []
+    for label, who in ((main.policy, f"the {main.policy} policy"),
+                       ("baseline:all_history", "the whole history prepended"),
+                       ("baseline:all_user", "the whole history prepended"),
+                       ("baseline:raw", "the raw message")):
+        if label not in result.policy_names or any(x.startswith(who) for x in parts):
+            continue
+        pol = result.policy(label)
+        cov, con = pol.figure(MEAN, "coverage"), pol.figure(MEAN, "contamination")
+        if cov is not None and con is not None:
+            parts.append(f"{who} {cov.value:.0%} / {con.value:.0%}")
+    n = main.figure(MEAN, "coverage")
+    if len(parts) < 2 or n is None:
+        return ""  # nothing to compare the policy with
+    return (f"Is it better than pasting the history into the query? Of the {n.n} follow-ups "
+            f"scored, the share whose query holds every word it needs / a word of a subject "
+            f"the user has left: {', '.join(parts)}.")
+
+
+def _legend_html(result: EvalResult) -> str:
+    return ('<dl class="words">' + "".join(f"<dt>{_e(t)}</dt><dd>{_e(w)}</dd>"
+                                          for t, w in summary_legend(result)) + "</dl>")
+
+
 _CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;
 max-width:1200px;padding:0 16px;color:#1b1b1b}
@@ -413,6 +638,16 @@ svg .meanbg{fill:#f6f6f6}
 .legend{margin:4px 0 12px}.lg{margin-right:16px;white-space:nowrap}
 .sw{display:inline-block;width:12px;height:12px;margin-right:5px;vertical-align:-1px}
 .meta{color:#555}summary{cursor:pointer;margin:6px 0}
+table.summary th,table.summary td{padding:2px 8px}
+table.summary th.l{text-align:left}
+table.summary .what{color:#777;font-size:12px;margin-left:6px}
+table.summary tr.main th,table.summary tr.main td{background:#eef5fb;font-weight:bold}
+table.summary tr.first-baseline th,table.summary tr.first-baseline td{border-top:2px solid #999}
+svg .main{font-weight:bold}svg .val{font-size:11px;fill:#333}
+.pair{display:flex;flex-wrap:wrap;gap:8px 24px;align-items:flex-start}
+dl.words{flex:1 1 340px;margin:8px 0;font-size:13px}
+dl.words dt{font-weight:bold}dl.words dd{margin:0 0 4px 0}
+.lead{font-size:15px;max-width:1100px}
 """
 
 
@@ -432,15 +667,21 @@ def render_html(
     n = len(result.policies[0].records) if result.policies else 0
     meta = (f"dataset <b>{_e(result.dataset)}</b> · {n} items · rewriter "
             f"<b>{_e(result.rewriter)}</b>"
-            + (f" · retriever <b>{_e(result.retriever)}</b>" if result.retriever else "")
-            + f" · policies {_e(', '.join(result.policy_names))}")
+            + (f" · retriever <b>{_e(result.retriever)}</b>" if result.retriever else ""))
     out = ["<!DOCTYPE html><html lang=en><head><meta charset=utf-8>",
            "<meta name=viewport content='width=device-width,initial-scale=1'>",
            f"<title>turnscope eval · {_e(result.dataset)}</title><style>{_CSS}</style>",
            "</head><body>",
-           "<h1>turnscope evaluation</h1>", f'<p class="meta">{meta}</p>',
-           "<p>Every figure is per stratum with its share of the set and a 95% bootstrap "
-           "interval; the mean comes last. Hover a bar for its exact value.</p>"]
+           f"<h1>turnscope evaluation · {_e(result.dataset)}</h1>", f'<p class="meta">{meta}</p>']
+    # the first screen: is this better than a plain query built from the history?
+    lead = _lead(result)
+    if lead:
+        out.append(f'<p class="lead">{_e(lead)}</p>')
+    if _summary_metrics(result):
+        out.append(_summary_table_html(result))
+        # the picture and the legend side by side: both on the first screen
+        out.append(f'<div class="pair"><div class="chart">{_summary_svg(result)}</div>'
+                   f"{_legend_html(result)}</div>")
     for note in result.notes:
         out.append(f'<p class="bad">note: {_e(note)}</p>')
     if gate_failures is not None:
@@ -452,7 +693,10 @@ def render_html(
             out.append('<p class="ok">passed: every stratum meets its bounds</p>')
     charted = _metrics_with_figures(result, DEFAULT_CHART_METRICS)
     if charted:
-        out.append("<h2>Figures by stratum and policy</h2>")
+        out.append("<h2>Details: figures by stratum</h2>")
+        out.append("<p>Every figure per stratum (the kind of follow-up), with its share of the "
+                   "set and a 95% bootstrap interval; the mean comes last. Hover a bar for its "
+                   "exact value.</p>")
         out.append(_legend(result))
     for m in charted:
         out.append(f'<div class="chart">{_svg_chart(result, m)}</div>')
@@ -501,8 +745,9 @@ def write_json(result: EvalResult, path: str | Path,
 
 
 def write_png(result: EvalResult, path: str | Path, metric: str | None = None) -> Path | None:
-    """The main chart (``R@5``, or the first charted metric) as a PNG, if matplotlib is
-    importable; ``None`` otherwise (the HTML report does not need it)."""
+    """The report's summary picture as a PNG (every policy and baseline on coverage,
+    contamination and recall@5), or with ``metric`` that metric by stratum; ``None`` when
+    matplotlib is not importable (the HTML report does not need it) or nothing is charted."""
     try:
         import matplotlib
 
@@ -510,10 +755,9 @@ def write_png(result: EvalResult, path: str | Path, metric: str | None = None) -
         import matplotlib.pyplot as plt
     except ImportError:
         return None
-    charted = _metrics_with_figures(result, DEFAULT_CHART_METRICS)
-    m = metric or (charted[0] if charted else None)
-    if m is None:
-        return None
+    if metric is None:
+        return _summary_png(result, Path(path), plt)
+    m = metric
     strata = _all_strata(result)
     pols = result.policies
     width = 0.8 / max(1, len(pols))
@@ -546,3 +790,41 @@ def write_png(result: EvalResult, path: str | Path, metric: str | None = None) -
     fig.savefig(p_out, dpi=120)
     plt.close(fig)
     return p_out
+
+
+def _summary_png(result: EvalResult, path: Path, plt: Any) -> Path | None:
+    """:func:`_summary_svg` drawn with matplotlib: one panel per metric, a bar per row."""
+    metrics = [m for m in _summary_metrics(result) if not m.startswith("input_")]
+    if not metrics:
+        return None
+    rows = _summary_rows(result)
+    labels = [baseline_title(p.policy) for p in rows]
+    fig, axes = plt.subplots(1, len(metrics), sharey=True,
+                             figsize=(2.2 + 2.6 * len(metrics), 0.9 + 0.32 * len(rows)))
+    axes = [axes] if len(metrics) == 1 else list(axes)
+    ys = list(range(len(rows)))
+    for ax, m in zip(axes, metrics, strict=True):
+        for y, p in zip(ys, rows, strict=True):
+            iv = p.figure(MEAN, m)
+            if iv is None:
+                continue
+            colour = "#9a9a9a" if p.policy.startswith(BASELINE_PREFIX) else _PALETTE[0]
+            ax.barh(y, iv.value, 0.7, color=colour,
+                    xerr=[[iv.value - iv.low], [iv.high - iv.value]],
+                    error_kw={"elinewidth": 0.8, "ecolor": "#222"})
+            ax.text(min(iv.value, 0.98) + 0.02, y, _fmt(iv.value), va="center", fontsize=7)
+        better = "higher" if get_metric(m).higher_is_better else "lower"
+        ax.set_title(f"{_SUMMARY_TITLES[m]}\n({better} is better)", fontsize=9)
+        ax.set_xlim(0, 1.15)  # room for the figure printed right of a full bar
+        ax.set_xticks([0, 0.5, 1])
+        ax.grid(axis="x", color="#e3e3e3")
+        ax.set_axisbelow(True)
+    axes[0].set_yticks(ys)
+    axes[0].set_yticklabels(labels, fontsize=8)
+    axes[0].invert_yaxis()  # the first row on top, as in the table
+    fig.suptitle(result.dataset, fontsize=9, x=0.01, ha="left")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
