@@ -17,6 +17,7 @@ English only: Japanese text gives None.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -24,9 +25,9 @@ from turnscope._matching import has_cjk
 from turnscope.entities._lexicon import AUXILIARIES, PRONOUNS, VERBS, WH_WORDS, is_plural
 from turnscope.references._agreement import PERSON_NOUNS
 from turnscope.references._places import canonical_place, find_places
-from turnscope.references._preamble import question_subject, split_preamble
+from turnscope.references._preamble import last_question, question_subject, split_preamble
 
-__all__ = ["Fragment", "FragmentKind", "parse_fragment", "substitute"]
+__all__ = ["Fragment", "FragmentKind", "parse_fragment", "substitute", "substitute_in_thread"]
 
 FragmentKind = Literal["place", "year", "season", "age_group", "version", "product", "other"]
 
@@ -237,14 +238,17 @@ _NOT_TOPIC = frozenset("I The A An What Who Which Why How When Where Is Are Do D
                        "December Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split())
 
 
+_PRONOUN_WORDS = frozenset("it its they them their he him his she her this that these those one ones".split())
+
+
 def _topic(question: str) -> str | None:
     """What the previous question is about, to complete a fragment with: its one proper
     name (or a coordination of two: "Django and Flask"), else its subject noun phrase."""
-    body = question.strip()
+    body = last_question(question)
     names: list[tuple[int, int]] = []
     for m in _CAP_SPAN.finditer(body):
         words = m.group(0).split()
-        while words and words[0] in _NOT_TOPIC:
+        while words and (words[0] in _NOT_TOPIC or "'" in words[0] or "’" in words[0]):
             words.pop(0)
         if words:
             s = m.start() + m.group(0).index(words[0])
@@ -258,7 +262,7 @@ def _topic(question: str) -> str | None:
     if names:
         return None
     subject = question_subject(body)
-    if subject is None:
+    if subject is None or any(w.lower() in _PRONOUN_WORDS for w in subject.split()):
         return None
     # "the difference between X and Y" is about X and Y
     between = re.match(r"^the\s+differences?\s+between\s+(?P<pair>.+)$", subject, re.IGNORECASE)
@@ -298,10 +302,35 @@ def substitute(previous_question: str, fragment: Fragment) -> str | None:
     >>> substitute("Is Berlin bigger than Paris?", parse_fragment("and Rome?")) is None
     True
     """
+    return _swap(previous_question, fragment, complete=True)
+
+
+def substitute_in_thread(previous_questions: Sequence[str], fragment: Fragment, *, max_back: int = 3) -> str | None:
+    """``substitute`` over a thread's previous questions (oldest first, as resolved).
+
+    A part of the same kind is looked for in the latest question, then in up to
+    ``max_back - 1`` before it ("and to australia?" after "what shipping options do you have
+    to canada?" and "does the second one include tracking?"); only when none has one is the
+    latest question completed or extended.
+
+    >>> substitute_in_thread(["Shipping options to Canada?", "Is tracking included?"],
+    ...                      parse_fragment("and to australia?"))
+    'Shipping options to Australia?'
+    """
+    recent = [q for q in previous_questions if q.strip()][-max_back:]
+    for question in reversed(recent):
+        found = _swap(question, fragment, complete=False)
+        if found is not None:
+            return found
+    return _swap(recent[-1], fragment, complete=True) if recent else None
+
+
+def _swap(previous_question: str, fragment: Fragment, *, complete: bool) -> str | None:
     if has_cjk(previous_question):
         return None
     question = split_preamble(previous_question)[0].strip()
-    if not question:
+    if not question or parse_fragment(question) is not None:
+        # the previous question is itself a fragment: nothing to swap a part of
         return None
     frag = fragment
     result: str | None = None
@@ -313,7 +342,7 @@ def substitute(previous_question: str, fragment: Fragment) -> str | None:
             for s, e in reversed(spans):
                 result = _replace(result, s, e, frag.phrase)
         elif not places:
-            result = _append(question, frag)
+            result = _append(question, frag) if complete else None
     elif frag.kind == "year":
         years = [(m.start(), m.end()) for m in _YEAR_IN_TEXT.finditer(question)]
         year = _YEAR.match(frag.phrase)
@@ -322,21 +351,22 @@ def substitute(previous_question: str, fragment: Fragment) -> str | None:
         if one is not None:
             result = _replace(question, one[0], one[1], new)
         elif not years:
-            result = _append(question, Fragment(new, frag.preposition, frag.kind, frag.connective))
+            result = (_append(question, Fragment(new, frag.preposition, frag.kind, frag.connective))
+                      if complete else None)
     elif frag.kind == "season":
         seasons = [(m.start(), m.end()) for m in _SEASON_IN_TEXT.finditer(question)]
         one = _only(seasons)
         if one is not None:
             result = _replace(question, one[0], one[1], frag.phrase)
         elif not seasons:
-            result = _append(question, frag)
+            result = _append(question, frag) if complete else None
     elif frag.kind == "age_group":
         groups = [(m.start(), m.end()) for m in _AGE_IN_TEXT.finditer(question)]
         one = _only(groups)
         if one is not None:
             result = _replace(question, one[0], one[1], _DET.sub("", frag.phrase))
         elif not groups:
-            result = _append(question, frag)
+            result = _append(question, frag) if complete else None
     elif frag.kind == "version":
         versions = [m for m in _VERSION_IN_TEXT.finditer(question)]
         if len(versions) == 1:
@@ -352,7 +382,8 @@ def substitute(previous_question: str, fragment: Fragment) -> str | None:
                 new = _DET.sub("", new)
             result = _replace(question, one[0], one[1], new)
     else:
-        result = _same_head(question, frag) or _final_pp(question, frag) or _complete(question, frag)
+        result = _same_head(question, frag) or _final_pp(question, frag) or (
+            _complete(question, frag) if complete else None)
     if result is None or result.strip().lower() == question.lower():
         return None
     return result

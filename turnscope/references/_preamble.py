@@ -17,7 +17,7 @@ import re
 from turnscope._matching import has_cjk
 from turnscope.entities._lexicon import ADVERBS, PREPOSITIONS, VERBS, predicate_word
 
-__all__ = ["attach_topic", "elaboration_query", "question_subject", "split_preamble"]
+__all__ = ["attach_topic", "elaboration_query", "last_question", "question_subject", "split_preamble"]
 
 _SEP = r"(?:\s*[,.:;!…]+\s*|\s*[—–]\s*|\s+-\s+|\s+)"
 # Openers that carry no content: thanks, acknowledgements, and pivot cues ("another thing").
@@ -141,6 +141,8 @@ _ABOUT = re.compile(
     r"what\s+do\s+you\s+know\s+about|give\s+me\s+an\s+overview\s+of)\s+(?P<np>.+)$", re.IGNORECASE)
 _WH_AUX = re.compile(rf"^{_WH}(?:\s+[\w-]+){{0,3}}?\s+{_AUX}\s+(?P<rest>.+)$", re.IGNORECASE)
 _AUX_FIRST = re.compile(rf"^{_AUX}\s+(?P<rest>.+)$", re.IGNORECASE)
+_COPULA_AFTER_WORDS = re.compile(rf"^{_WH}(?:\s+[\w-]+){{1,3}}?\s+(?:is|are|was|were)\s", re.IGNORECASE)
+_NP_START = re.compile(r"^(?:the|a|an|this|that|[A-Z0-9])", re.IGNORECASE)
 _WH_VERB = re.compile(r"^(?:what|who|which)\s+(?P<verb>[a-z]+)\s+(?P<np>.+)$", re.IGNORECASE)
 _SUBJECT_PRONOUNS = frozenset("i you we he she it they this that these those there one someone "
                               "me us".split())
@@ -150,7 +152,7 @@ _CLAUSE_CUT = re.compile(r"\s*(?:,|;|\bthat\b|\bwhich\b|\bwhen\b|\bif\b|\bbecaus
 _MAX_SUBJECT_WORDS = 9
 
 
-def _last_question(text: str) -> str:
+def last_question(text: str) -> str:
     """The sentence of ``text`` that asks: the last one ending in "?", else the last one."""
     parts = [p.strip() for p in re.split(r"(?<=[.!?])\s+", text.strip()) if p.strip()]
     if not parts:
@@ -179,6 +181,8 @@ def _subject_np(rest: str) -> str | None:
             break
     if not out or len(out) > _MAX_SUBJECT_WORDS:
         return None
+    if len(out) == 1 and predicate_word(out[0]):
+        return None  # "is it faster": an adjective, not a subject
     return " ".join(out)
 
 
@@ -206,7 +210,7 @@ def question_subject(question: str) -> str | None:
     """
     if has_cjk(question):
         return None
-    q = _last_question(split_preamble(question)[0])
+    q = last_question(split_preamble(question)[0])
     if not q:
         return None
     np: str | None = None
@@ -215,6 +219,10 @@ def question_subject(question: str) -> str | None:
         np = _trim_object(m.group("np"))
     elif (m := _WH_AUX.match(q) or _AUX_FIRST.match(q)) is not None:
         rest = m.group("rest")
+        if m.re is _WH_AUX and _COPULA_AFTER_WORDS.match(q) and not _NP_START.match(rest):
+            # "which one is faster": the words after the wh-word are the subject, and what
+            # follows the copula is its predicate, not a noun phrase
+            return None
         name = re.match(r"^(?:the\s+)?[A-Z][\w'’-]*(?:\s+(?:[A-Z][\w'’-]*|\d[\w.]*|of|the|and))*", rest)
         if name is not None and rest[:1].isupper() and len(name.group(0).split()) >= 1 \
                 and name.group(0).split()[0].lower() not in _SUBJECT_PRONOUNS:
@@ -262,7 +270,7 @@ def elaboration_query(message: str, previous_question: str) -> str | None:
     if subject is None:
         return None
     query = f"Tell me more about {subject}"
-    q = _last_question(split_preamble(previous_question)[0])
+    q = last_question(split_preamble(previous_question)[0])
     tail = _TRAILING_CONTEXT.search(q)
     if tail is not None and tail.group(0).lower() not in subject.lower() and subject in q \
             and q.index(subject) + len(subject) < tail.start():
