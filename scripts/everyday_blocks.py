@@ -62,7 +62,7 @@ _PERSON_PRONOUN = re.compile(r"\b(?:he|she|him|his|her|himself|herself)\b", re.I
 def _agreement_block(item: dict[str, Any], _prev: str | None) -> str | None:
     """He/she -> the latest person the conversation introduced (the latest assistant turn that
     introduces one, by grammar). A demonstration of what the rewriter would do with it."""
-    text = item["follow_up"]
+    text: str = item["follow_up"]
     if pronoun_agreement(text) != "person":
         return None
     turns = [t["content"] for t in item["prefix"]]

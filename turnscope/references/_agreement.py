@@ -392,9 +392,9 @@ def _persons(text: str) -> list[tuple[int, str]]:
         left = text[:sp.start]
         person = _person_cue(text, sp, name, honorific) or sp.start in subject_persons
         # "directed by X and Y", "engineers, X and Y": the cue covers the coordinated name too
-        if not person and previous_person is not None and len(name.split()) >= 2 \
-                and _AND_BEFORE.search(left) and left[: -len(_AND_BEFORE.search(left).group(0))].rstrip(
-                    ",").endswith(previous_person.text) \
+        joined = _AND_BEFORE.search(left)
+        if not person and previous_person is not None and joined is not None and len(name.split()) >= 2 \
+                and left[:joined.start()].rstrip(",").endswith(previous_person.text) \
                 and not _PASSIVE_AFTER.match(text[sp.end:]):
             person = True
         if person:

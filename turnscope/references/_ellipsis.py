@@ -51,14 +51,14 @@ _CONNECTIVE = (r"(?:and\s+)?(?:what|how)\s+about|what\s+of|and\s+also|but|and|al
                r"ok(?:ay)?\s*,?\s*(?:and|what\s+about|how\s+about)")
 _PREPS = r"in|for|to|with|of|on|at|during|from|under|over|after|before|without|per|by|via|into"
 _FRAGMENT = re.compile(
-    rf"^\s*(?P<conn>{_CONNECTIVE})\s*,?\s+(?:(?P<prep>{_PREPS})\s+)?(?P<phrase>[^?!.,;:]+?)\s*[?!.]*\s*$",
+    rf"^\s*(?P<conn>{_CONNECTIVE})\s*,?\s+(?:(?P<prep>{_PREPS})\s+)?(?P<phrase>(?:[^?!.,;:]|(?<=\d)\.(?=\d))+?)\s*[?!.]*\s*$",
     re.IGNORECASE)
 # "is it different in version 12?", "is it the same for children?": a question about the
 # previous answer that only swaps a part.
 _SAME_OR_DIFFERENT = re.compile(
     rf"^\s*(?P<conn>(?:is|are|was|would)\s+(?:it|that|this|they|the\s+answer)\s+(?:any\s+)?"
     rf"(?:different|the\s+same|similar)|does\s+(?:it|that|this)\s+(?:differ|change|work\s+the\s+same))"
-    rf"\s+(?P<prep>{_PREPS})\s+(?P<phrase>[^?!.,;:]+?)\s*[?!.]*\s*$",
+    rf"\s+(?P<prep>{_PREPS})\s+(?P<phrase>(?:[^?!.,;:]|(?<=\d)\.(?=\d))+?)\s*[?!.]*\s*$",
     re.IGNORECASE)
 _MAX_FRAGMENT_WORDS = 6
 _YEAR = re.compile(r"^(?:the\s+)?(?:year\s+)?(?P<year>1[89]\d\d|20\d\d)$", re.IGNORECASE)
@@ -208,8 +208,9 @@ def _same_head(question: str, frag: Fragment) -> str | None:
     return _replace(question, start, hit.end(), new)
 
 
-_FINAL_PP = re.compile(rf"\b(?P<prep>{_PREPS})\s+(?P<np>(?:the\s+|a\s+|an\s+)?[\w'’-]+(?:\s+[\w'’-]+){{0,3}})\s*[?.!]*\s*$",
-                       re.IGNORECASE)
+_FINAL_PP = re.compile(
+    rf"\b(?P<prep>{_PREPS})\s+(?P<np>(?:the\s+|a\s+|an\s+)?[\w'’-]+(?:\s+[\w'’-]+){{0,3}})\s*[?.!]*\s*$",
+    re.IGNORECASE)
 
 
 def _final_pp(question: str, frag: Fragment) -> str | None:
@@ -265,8 +266,8 @@ def _topic(question: str) -> str | None:
     if subject is None or any(w.lower() in _PRONOUN_WORDS for w in subject.split()):
         return None
     # "the difference between X and Y" is about X and Y
-    between = re.match(r"^the\s+differences?\s+between\s+(?P<pair>.+)$", subject, re.IGNORECASE)
-    return between.group("pair") if between is not None else subject
+    pair = re.match(r"^the\s+differences?\s+between\s+(?P<pair>.+)$", subject, re.IGNORECASE)
+    return pair.group("pair") if pair is not None else subject
 
 
 def _complete(question: str, frag: Fragment) -> str | None:

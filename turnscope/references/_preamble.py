@@ -27,7 +27,7 @@ _OPENER_WORDS = (
     r"oh|well|sounds\s+good|makes\s+sense|understood|interesting|"
     r"(?:one\s+)?(?:more|other|another|different|new|separate|unrelated|quick|last|final|"
     r"totally\s+(?:different|unrelated)|completely\s+(?:different|unrelated))\s+"
-    r"(?:question|thing|topic|subject|q)|unrelated(?:\s+but)?|"
+    r"(?:question|thing|topic|subject|q)|(?:totally\s+|completely\s+)?unrelated(?:\s+but)?|"
     r"changing\s+(?:the\s+)?(?:topic|subject)|switching\s+gears|on\s+another\s+note|moving\s+on|"
     r"(?:and\s+)?now\s+for\s+something\s+(?:else|different)|something\s+(?:else|different)"
 )
@@ -134,7 +134,7 @@ def attach_topic(question: str, topic: str) -> str | None:
 
 _AUX = r"(?:is|are|was|were|does|do|did|has|have|had|can|could|should|would|will|may|might|must)"
 _WH = r"(?:what|who|which|why|how|when|where)"
-_COPULA_WH = re.compile(rf"^(?:what|who|which)(?:['’]s|\s+is|\s+are|\s+was|\s+were)\s+(?P<np>.+)$",
+_COPULA_WH = re.compile(r"^(?:what|who|which)(?:['’]s|\s+is|\s+are|\s+was|\s+were)\s+(?P<np>.+)$",
                         re.IGNORECASE)
 _ABOUT = re.compile(
     r"^(?:(?:can|could|would)\s+you\s+(?:please\s+)?)?(?:tell\s+me\s+(?:more\s+)?about|explain|describe|"
@@ -173,8 +173,11 @@ def _subject_np(rest: str) -> str | None:
     out: list[str] = []
     for i, w in enumerate(words):
         low = w.lower().strip(",")
-        if i > 0 and (low in VERBS or low in ADVERBS or predicate_word(low)
-                      or (low in PREPOSITIONS and low != "of")):
+        # a verb followed by another verb is a noun of the phrase: "how does the congestion
+        # *charge* work", "does the rate limit apply"
+        nominal = low in VERBS and i + 1 < len(words) and words[i + 1].lower().strip(",") in VERBS
+        if i > 0 and not nominal and (low in VERBS or low in ADVERBS or predicate_word(low)
+                                      or (low in PREPOSITIONS and low != "of")):
             break
         out.append(w.rstrip(","))
         if w.endswith(","):
@@ -251,7 +254,8 @@ _ELABORATE = re.compile(
     r"(?:\s*,?\s*please)?\s*[?.!]*\s*$",
     re.IGNORECASE,
 )
-_TRAILING_CONTEXT = re.compile(r"\b(?P<prep>in|on|with|for)\s+(?P<np>(?:[\w.+#-]+\s*){1,3})$", re.IGNORECASE)
+# the setting a question closes on ("... do in postgres", "... on Windows"): one or two words
+_TRAILING_CONTEXT = re.compile(r"\b(?P<prep>in|on)\s+(?P<np>[\w.+#-]+(?:\s+[\w.+#-]+)?)$", re.IGNORECASE)
 
 
 def elaboration_query(message: str, previous_question: str) -> str | None:
@@ -273,6 +277,7 @@ def elaboration_query(message: str, previous_question: str) -> str | None:
     q = last_question(split_preamble(previous_question)[0])
     tail = _TRAILING_CONTEXT.search(q)
     if tail is not None and tail.group(0).lower() not in subject.lower() and subject in q \
+            and not any(w.lower() in ADVERBS or w.lower() in PREPOSITIONS for w in tail.group("np").split()) \
             and q.index(subject) + len(subject) < tail.start():
         query += " " + " ".join(tail.group(0).split())
     return query
