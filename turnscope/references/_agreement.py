@@ -139,8 +139,14 @@ _ORG_SUFFIX = frozenset(
 _HONORIFICS = frozenset(
     "mr mrs ms miss mx dr sir dame prof professor lord lady president senator governor judge "
     "justice pope rev reverend saint king queen prince princess emperor empress chancellor "
-    "minister archbishop bishop father sister brother".split()
+    "minister archbishop bishop father sister brother uncle aunt gen brig col lt sgt capt maj adm gov sen "
+    "rep".split()
 )
+#: titles that belong to the name and mark a person only beside other evidence (bands, places
+#: and ships carry them too: "King Crimson", "Prince Edward Island")
+_TITLES_OF_NAMES = frozenset("king queen prince princess lord lady emperor empress saint sir dame".split())
+#: role nouns too general to mark the next capitalised word as a name ("leading man Hollywood")
+_GENERIC_ROLES = frozenset("man woman boy girl model host leader star".split())
 #: capitalised words that start sentences or name months and days, never a person's name
 _NOT_NAME = frozenset(
     "the a an in on at this that these those it he she they we you i his her their its our my "
@@ -152,7 +158,8 @@ _NOT_NAME = frozenset(
     "hey ok okay sure well oh unlike like despite among between through without within about "
     "january february march april may june july august september october november december "
     "monday tuesday wednesday thursday friday saturday sunday christmas easter best "
-    "founded born died north south east west new old great".split()
+    "founded born died north south east west new old great whenever wherever whatever unless until "
+    "upon following according whilst meanwhile eventually finally initially soon".split()
 )
 _PARTICLES = frozenset("da de del della di van von der den le la bin al el dos das du ter ten y st.".split())
 
@@ -236,11 +243,23 @@ def _clean(span: _Span) -> tuple[str, bool] | None:
     None when the span cannot be a person's name (an organisation or place suffix)."""
     words = list(span.words)
     honorific = False
+    if len(words) == 1 and words[0].lower() in _HONORIFICS:
+        return None  # "Brig." of "Brig. Gen. Warren": an abbreviation, not a name
     while words and words[0].lower().rstrip(".") in _HONORIFICS and len(words) > 1:
+        if words[0].lower() in _TITLES_OF_NAMES:
+            break  # "Queen Rania", "Lady Gaga", "King Crimson": the title is part of the name
         words.pop(0)
         honorific = True
+    # "Percussionist Fehn is ...": a capitalised role word at the start of a sentence
+    while len(words) > 1 and words[0].lower() not in _TITLES_OF_NAMES \
+            and (words[0].lower() in PERSON_NOUNS or words[0].lower().endswith("ing")):
+        honorific = honorific or words[0].lower() in PERSON_NOUNS
+        words.pop(0)
     if not words or len(words) > 5:
         return None
+    if len(words[-1]) == 1:
+        return None  # "Tom T. Hall" cut at the initial: where the name ends is unknown
+
     if words[-1].lower() in _ORG_SUFFIX:
         return None
     return " ".join(words), honorific
@@ -261,8 +280,10 @@ _BY_STRONG = re.compile(
 _BY_WEAK = re.compile(r"\b(?:created|developed|designed|built|made|produced|led|started|proposed|"
                       r"coined|formulated|pioneered|introduced|edited|translated|hosted|presented|"
                       r"won|owned|signed)\s+by\s+$", re.IGNORECASE)
-_ROLE_BEFORE = re.compile(rf"(?:^|[^\w'’-])(?:{_PN}|ceo|cto|cfo|coo)\s+$", re.IGNORECASE)
-_ROLES_BEFORE = re.compile(rf"(?:^|[^\w'’-])(?:{_PNS})\s*[,:]\s+$", re.IGNORECASE)
+_PN_SPECIFIC = "|".join(sorted(PERSON_NOUNS - _GENERIC_ROLES, key=len, reverse=True))
+_ROLE_BEFORE = re.compile(rf"(?:^|[^\w'’-])(?:{_PN_SPECIFIC}|ceo|cto|cfo|coo)\s+$", re.IGNORECASE)
+# lower case only: "Sheryl Crow and Friends: Live From ..." is a title, not a list of people
+_ROLES_BEFORE = re.compile(rf"(?:^|[^\w'’-])(?:{_PNS}),\s+$")
 _AND_BEFORE = re.compile(r"\s+and\s+$")
 _APPOSITION_AFTER = re.compile(
     rf"^\s*,\s+(?:the|a|an|his|her|its|their)\s+(?:[\w'’-]+\s+){{0,3}}?(?:{_PN})\b", re.IGNORECASE)
@@ -339,10 +360,18 @@ def _person_cue(text: str, span: _Span, name: str, honorific: bool) -> bool:
         return True
     if _BY_WEAK.search(left) and multi:
         return True
-    if (_APPOSITION_AFTER.match(right) or _BORN_AFTER.match(right) or _VERB_STRONG_AFTER.match(right)
+    if (_APPOSITION_AFTER.match(right) or _VERB_STRONG_AFTER.match(right)
             or _COPULA_PERSON_AFTER.match(right) or _POSSESSIVE_PERSON_AFTER.match(right)):
         return True
-    if multi and (_WHO_AFTER.match(right) or _VERB_WEAK_AFTER.match(right) or _AGE_AFTER.match(right)):
+    # "of Screen Anarchy wrote", "at Yonsei University said": a name governed by a
+    # preposition is not the subject of the verb after it
+    governed = re.search(r"\b(?:of|at|from|for|in|on|with)\s+$", left) is not None
+    # a heading "Sean Waltman — National Wrestling Alliance (2006-2008)" dates a section, not a life
+    line = left[left.rfind("\n") + 1:]
+    if "—" in line or " - " in line:
+        governed = governed or bool(_BORN_AFTER.match(right))
+    if multi and not governed and (_WHO_AFTER.match(right) or _VERB_WEAK_AFTER.match(right)
+                                   or _AGE_AFTER.match(right) or _BORN_AFTER.match(right)):
         return True
     return False
 

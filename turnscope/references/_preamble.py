@@ -21,10 +21,14 @@ __all__ = ["attach_topic", "elaboration_query", "last_question", "question_subje
 
 _SEP = r"(?:\s*[,.:;!…]+\s*|\s*[—–]\s*|\s+-\s+|\s+)"
 # Openers that carry no content: thanks, acknowledgements, and pivot cues ("another thing").
+# Words that are openers only when punctuation follows ("great, ..." but "great white sharks",
+# "right triangles", "interesting facts about ...").
+_PUNCTUATED_OPENERS = (r"cheers|great|cool|nice|perfect|awesome|got\s+it|gotcha|alright|all\s+right|right|well|"
+                       r"sounds\s+good|makes\s+sense|understood|interesting|k|ty")
 _OPENER_WORDS = (
-    r"ok(?:ay)?|k|thanks(?:\s+a\s+lot)?|thank\s+you|thx|ty|cheers|great|cool|nice|perfect|awesome|"
-    r"got\s+it|gotcha|alright|all\s+right|right|so|anyway|anyhow|hmm+|um+|also|btw|by\s+the\s+way|"
-    r"oh|well|sounds\s+good|makes\s+sense|understood|interesting|"
+    rf"(?:{_PUNCTUATED_OPENERS})(?=\s*[,.:;!…—–-])|"
+    r"ok(?:ay)?|thanks(?:\s+a\s+lot)?|thank\s+you|thx|so|anyway|anyhow|hmm+|um+|also|btw|by\s+the\s+way|"
+    r"oh|"
     r"(?:one\s+)?(?:more|other|another|different|new|separate|unrelated|quick|last|final|"
     r"totally\s+(?:different|unrelated)|completely\s+(?:different|unrelated))\s+"
     r"(?:question|thing|topic|subject|q)|(?:totally\s+|completely\s+)?unrelated(?:\s+but)?|"
