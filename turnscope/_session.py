@@ -22,14 +22,11 @@ from turnscope.conversation import (
     Turn,
     detect_language,
 )
-from turnscope.entities import EntityExtractor, LivenessConfig, Mention, SlotTable, Vocabulary
-from turnscope.entities._extract import search_before
+from turnscope.entities import EntityExtractor, LivenessConfig, Mention, SlotTable, Vocabulary, search_before
 from turnscope.references import anchors, classify
 from turnscope.resolver import Resolver
-from turnscope.rewriters._base import EMBEDDED, Rewriter, RewriteRequest, RewriteResult
-from turnscope.rewriters._embedded import EmbeddedRewriter
-from turnscope.scope import Message, Scope, ScopePolicy, get_policy
-from turnscope.scope._segment import TopicShift
+from turnscope.rewriters import EMBEDDED, EmbeddedRewriter, Rewriter, RewriteRequest, RewriteResult
+from turnscope.scope import Message, Scope, ScopePolicy, TopicShift, get_policy
 
 __all__ = ["Session", "TurnResult"]
 

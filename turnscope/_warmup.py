@@ -81,8 +81,7 @@ def warm_up(*, policy: str = "default", vocabulary: Vocabulary | None = None,
     """
     from turnscope._encoder import default_encoder
     from turnscope._session import Session
-    from turnscope.resolver import default_resolver
-    from turnscope.resolver._shift import shipped_model
+    from turnscope.resolver import default_resolver, shipped_model
 
     unknown = [lang for lang in languages if lang not in WARM_UP_CONVERSATIONS]
     if unknown:

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from turnscope._exceptions import DatasetError, InputError
+from turnscope._words import content_words
 from turnscope.datasets import cast_baselines, load_cast, resolve_data_root
-from turnscope.datasets._textwords import content_words
 from turnscope.evaluation import check_terms, contains_any, contains_term
 
 REPO = Path(__file__).resolve().parents[2]

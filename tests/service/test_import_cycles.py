@@ -1,7 +1,8 @@
 """No import circles among turnscope's modules (issue 30): the stores import their records
 from a leaf module (``service._records``), the LLM backend its option defaults from
 ``rewriters._llm_options``. Imports inside functions count too: a deferred import still
-makes each module need the other."""
+makes each module need the other. Imports under ``if TYPE_CHECKING:`` never run (they name types
+for mypy) and are not counted, as the layer contract (tests/test_layers.py) does not count them."""
 
 from __future__ import annotations
 
@@ -23,6 +24,22 @@ def _modules() -> dict[str, Path]:
     return out
 
 
+def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node of ``tree`` except those under ``if TYPE_CHECKING:``."""
+    out: list[ast.AST] = []
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and isinstance(child.test, ast.Name) \
+                    and child.test.id == "TYPE_CHECKING":
+                todo.extend(child.orelse)
+                continue
+            todo.append(child)
+    return out
+
+
 def _graph(mods: dict[str, Path]) -> dict[str, set[str]]:
     def owner(name: str) -> str | None:
         while name and name not in mods:
@@ -32,7 +49,7 @@ def _graph(mods: dict[str, Path]) -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {m: set() for m in mods}
     for m, p in mods.items():
         package = m if p.name == "__init__.py" else m.rpartition(".")[0]
-        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+        for node in _runtime_nodes(ast.parse(p.read_text(encoding="utf-8"))):
             targets: list[str] = []
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]

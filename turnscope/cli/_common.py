@@ -9,8 +9,14 @@ import typer
 
 from turnscope._exceptions import ConfigError, TurnscopeError
 from turnscope.cli._llm_opts import rewriter_from_options
-from turnscope.entities import Vocabulary, bundled_vocabularies, bundled_vocabulary
-from turnscope.entities._vocabulary import BUNDLED_CORPUS_OF, BUNDLED_PREFIX, bundled_name
+from turnscope.entities import (
+    BUNDLED_CORPUS_OF,
+    BUNDLED_PREFIX,
+    Vocabulary,
+    bundled_name,
+    bundled_vocabularies,
+    bundled_vocabulary,
+)
 from turnscope.rewriters import Rewriter
 from turnscope.scope import parse_policy, policy_grammar
 

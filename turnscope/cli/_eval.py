@@ -15,8 +15,7 @@ from rich.console import Console
 from turnscope._exceptions import TurnscopeError
 from turnscope.cli._common import check_timeout, load_vocabulary, make_cli_rewriter
 from turnscope.cli._llm_opts import MaxTokensOption, SystemRoleOption
-from turnscope.scope import SEGMENT_DEFAULT_DETECTOR, parse_policy, policy_grammar
-from turnscope.scope._segment import SEGMENT_DETECTORS
+from turnscope.scope import SEGMENT_DEFAULT_DETECTOR, SEGMENT_DETECTORS, parse_policy, policy_grammar
 
 __all__ = ["DATASET_CHOICES", "DEFAULT_DATASET", "TOPIC_DATASETS", "eval_command", "register"]
 
@@ -79,7 +78,7 @@ def _topic_detectors(policies: str) -> tuple[str, ...]:
     """Segment detectors named by ``--policies`` (``segment:learned`` or ``segment-learned``
     -> ``learned``, bare ``segment`` -> its default detector); the option's default
     (``default``) means every detector."""
-    from turnscope.evaluation._topic import DEFAULT_DETECTORS
+    from turnscope.evaluation import DEFAULT_DETECTORS
 
     names = _split_policies(policies)
     if names == ["default"]:
@@ -101,8 +100,7 @@ def _topic(dataset: str, data_root: Path | None, limit: int | None, resamples: i
     import json
 
     from turnscope.datasets import load_tiage, load_topiocqa
-    from turnscope.evaluation import print_detection, topic_shift_eval
-    from turnscope.evaluation._topic import DEFAULT_DETECTORS
+    from turnscope.evaluation import DEFAULT_DETECTORS, print_detection, topic_shift_eval
 
     convs = load_topiocqa(data_root) if dataset == "topiocqa" else load_tiage(data_root)
     convs = convs[:limit] if limit else convs

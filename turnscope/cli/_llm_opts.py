@@ -10,8 +10,7 @@ import typer
 
 from turnscope._exceptions import ConfigError
 from turnscope.entities import EntityExtractor
-from turnscope.rewriters import Rewriter, make_rewriter
-from turnscope.rewriters._llm_options import DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT, SystemRole
+from turnscope.rewriters import DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT, Rewriter, SystemRole, make_rewriter
 
 __all__ = [
     "MaxTokensOption",

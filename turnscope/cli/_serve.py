@@ -46,7 +46,7 @@ def _service_vocabulary(spec: str) -> str:
     """A ``--vocabulary`` the service can load by name (it reads no files a client names,
     and the default is named the same way)."""
     from turnscope.cli._common import BUNDLED_CHOICES
-    from turnscope.entities._vocabulary import BUNDLED_CORPUS_OF, bundled_name
+    from turnscope.entities import BUNDLED_CORPUS_OF, bundled_name
 
     if spec in ("none", "bundled") or bundled_name(spec) in BUNDLED_CORPUS_OF:
         return spec
@@ -122,7 +122,7 @@ def serve(
     os.environ[CONFIG_ENV] = cfg.to_json()
     typer.echo(f"turnscope serve: http://{host}:{port}  store={cfg.store}  workers={workers}  "
                f"keys={'yes' if cfg.keys else 'no'}", err=True)
-    from turnscope.service._uvicorn import APP_FACTORY, run_uvicorn
+    from turnscope.service import APP_FACTORY, run_uvicorn
 
     run_uvicorn(APP_FACTORY, host=host, port=port, workers=workers, log_level=log_level,
                 access_log=access_log)

@@ -82,7 +82,7 @@ def _train_neural(data_root: Path | None, seed: int, limit: int, console: Consol
     """The tagger's synthetic follow-ups (in the cache), then the tagger (the int8 model, into
     the package)."""
     from turnscope.resolver import _neural
-    from turnscope.retrieval._cache import default_cache_dir
+    from turnscope.retrieval import default_cache_dir
     from turnscope.training.neural import train_neural
     from turnscope.training.neural_data import build_neural_data
 
@@ -103,7 +103,7 @@ def _train_neural(data_root: Path | None, seed: int, limit: int, console: Consol
 def _train_resolver(data_root: Path | None, output: Path, seed: int, limit: int, cache: bool,
                     console: Console) -> None:
     """The resolver's ranker and gate, into ``output``, and its out-of-fold figures."""
-    from turnscope.retrieval._cache import default_cache_dir
+    from turnscope.retrieval import default_cache_dir
     from turnscope.training.resolver import train_resolver
 
     cache_path = default_cache_dir() / "resolver-embeddings.npz" if cache else None

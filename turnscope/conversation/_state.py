@@ -19,8 +19,7 @@ from turnscope.conversation._model import Role, Screen, Turn
 from turnscope.entities import Enumeration, Mention, SlotTable
 
 if TYPE_CHECKING:  # the resolver package imports this one: its types are named for mypy only
-    from turnscope.resolver._ranker import ScoredCandidate
-    from turnscope.resolver._shift import ShiftMemo
+    from turnscope.resolver import ScoredCandidate, ShiftMemo
 
 __all__ = ["ResolvedTurn", "ConversationState", "char_bigrams", "Referents", "RuleMemory",
            "CentroidMemory"]

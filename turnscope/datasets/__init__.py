@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from turnscope._words import STOP_WORDS, content_words, stem
 from turnscope.datasets._cast import (
     CAST21_PARTS,
     CAST_YEARS,
@@ -17,7 +18,6 @@ from turnscope.datasets._cast import (
     load_cast,
     resolve_data_root,
 )
-from turnscope.datasets._textwords import STOP_WORDS, content_words, stem
 from turnscope.datasets._topiocqa import (
     TopicTurn,
     load_tiage,

@@ -46,7 +46,7 @@ from typing import Any
 
 from turnscope._exceptions import DatasetError, InputError
 from turnscope._matching import contains_term
-from turnscope.datasets._textwords import TOKEN_RE, is_content, stem, tokens
+from turnscope._words import TOKEN_RE, is_content, stem, tokens
 
 __all__ = [
     "CAST21_PARTS",

@@ -8,6 +8,7 @@ from turnscope.entities._extract import (
     Vocabulary,
     bundled_vocabularies,
     bundled_vocabulary,
+    search_before,
 )
 from turnscope.entities._liveness import (
     DEFAULT_EVICT_AFTER,
@@ -17,6 +18,7 @@ from turnscope.entities._liveness import (
     SlotStatus,
     SlotTable,
 )
+from turnscope.entities._vocabulary import BUNDLED_CORPUS_OF, BUNDLED_PREFIX, bundled_name
 
 __all__ = [
     "GENERAL_TYPES",
@@ -32,4 +34,8 @@ __all__ = [
     "Slot",
     "SlotStatus",
     "SlotTable",
+    "search_before",
+    "BUNDLED_CORPUS_OF",
+    "BUNDLED_PREFIX",
+    "bundled_name",
 ]

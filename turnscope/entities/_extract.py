@@ -22,8 +22,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from turnscope.entities._enumerate import find_enumerations
-from turnscope.entities._lexicon import (
+from turnscope._lexicon import (
     ADJECTIVES,
     ADVERBS,
     AMBIGUOUS_VERBS,
@@ -38,6 +37,7 @@ from turnscope.entities._lexicon import (
     VERBS,
     predicate_word,
 )
+from turnscope.entities._enumerate import find_enumerations
 
 # (re-exported: callers import the records and the vocabulary from here)
 from turnscope.entities._mention import GENERAL_TYPES, Enumeration, Mention

@@ -1,6 +1,12 @@
 """Reference classes and follow-up cues (SPEC section 3)."""
 
 from turnscope.references._classify import (
+    HEADLESS_SUPERLATIVE,
+    ORDINALS_EN,
+    PIVOT_EN,
+    PIVOT_JA,
+    SITE_EN,
+    SITE_JA,
     Classification,
     Cue,
     Ordinal,
@@ -8,6 +14,7 @@ from turnscope.references._classify import (
     after_pivot,
     anchors,
     classify,
+    english_pronoun,
     find_ordinal,
     find_ordinal_span,
     follow_up_cue,
@@ -24,4 +31,11 @@ __all__ = [
     "find_ordinal",
     "find_ordinal_span",
     "follow_up_cue",
+    "ORDINALS_EN",
+    "HEADLESS_SUPERLATIVE",
+    "PIVOT_EN",
+    "PIVOT_JA",
+    "SITE_EN",
+    "SITE_JA",
+    "english_pronoun",
 ]

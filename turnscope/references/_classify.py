@@ -26,15 +26,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from turnscope.entities import Mention
-from turnscope.entities._extract import search_before
-from turnscope.entities._lexicon import (
+from turnscope._lexicon import (
     AUXILIARIES,
     DEMONYMS,
     FUNCTION_WORDS,
     VERBS,
     WH_WORDS,
 )
+from turnscope.entities import Mention, search_before
 
 # (re-exported: the rewriter's rules and older callers import them from here)
 from turnscope.references._ordinal import ORDINALS_EN, Ordinal, find_ordinal, find_ordinal_span
@@ -112,10 +111,10 @@ _PAGE_EN = re.compile(
     r"\bthe\s+(?:page|article)\s+(?:i'?m|i\s+am|you'?re)\b|\bwhat\s+i'?m\s+(?:looking|reading)\b",
     re.IGNORECASE,
 )
-_SITE_EN = re.compile(r"\b(?:this|your)\s+(?:site|website|docs\s+site|portal)\b(?![\w-])",
+SITE_EN = re.compile(r"\b(?:this|your)\s+(?:site|website|docs\s+site|portal)\b(?![\w-])",
                       re.IGNORECASE)
 _PAGE_JA = re.compile(r"(?:この|今の|今見ている|表示中の|こちらの)(?:ページ|画面|記事)|ここ(?:に|で|の)")
-_SITE_JA = re.compile(r"(?:この|こちらの|御社の|このウェブ)(?:サイト|ホームページ|ウェブサイト|HP)")
+SITE_JA = re.compile(r"(?:この|こちらの|御社の|このウェブ)(?:サイト|ホームページ|ウェブサイト|HP)")
 
 _DEMONSTRATIVE_NP_EN = re.compile(r"\b(?:that|this|those|these|such)\s+(?P<noun>[a-z][a-z\-]+)",
                                   re.IGNORECASE)
@@ -160,7 +159,7 @@ class Classification:
         }[self.reference_class]
 
 
-_PIVOT_EN = re.compile(
+PIVOT_EN = re.compile(
     r"\b(?:different|unrelated|separate|another|new|other)\s+(?:question|topic|thing|subject|q)\b|"
     r"\bchanging\s+(?:the\s+)?(?:topic|subject)\b|\bswitching\s+gears\b|\bon\s+another\s+note\b|"
     r"\bby\s+the\s+way\b|\bbtw\b|\bunrelated\b|\bmoving\s+on\b|\bnow\s+for\s+something\b|"
@@ -170,7 +169,7 @@ _PIVOT_EN = re.compile(
 _BACK_TO_OTHER = re.compile(
     r"\b(?:back\s+to|return(?:ing)?\s+to|going\s+back\s+to)\s+(?:the\s+|our\s+)?(?:other|previous|"
     r"earlier)\s+(?:thing|question|topic|subject|one|issue)\b", re.IGNORECASE)
-_PIVOT_JA = re.compile(r"ところで|話は変わ|話が変わ|別の質問|別件|それとは別に|関係ない|"
+PIVOT_JA = re.compile(r"ところで|話は変わ|話が変わ|別の質問|別件|それとは別に|関係ない|"
                        r"(?:は|を)?置いといて|置いておいて|はさておき|それはそうと")
 
 
@@ -180,7 +179,7 @@ def after_pivot(text: str) -> tuple[int, str] | None:
     >>> after_pivot("ok, unrelated to all that — how many replicas per shard?")
     (27, ' how many replicas per shard?')
     """
-    pv = _PIVOT_EN.search(text) or _PIVOT_JA.search(text)
+    pv = PIVOT_EN.search(text) or PIVOT_JA.search(text)
     if pv is None:
         return None
     rest = re.split(r"[—–:：;.!?？。、,]|\s-\s", text[pv.end():], maxsplit=1)
@@ -269,7 +268,7 @@ def classify(text: str, lang: str, mentions: Sequence[Mention], *,
         # change of subject (the words after the cue are the question)
         return Classification(ReferenceClass.EARLIER, True, follow_up,
                               (Cue.RECALL, Cue.OTHER_THREAD), None, topic_key=None, pivot=False)
-    pivot = (_PIVOT_EN.search(text) or _PIVOT_JA.search(text)) is not None
+    pivot = (PIVOT_EN.search(text) or PIVOT_JA.search(text)) is not None
     cut = after_pivot(text)
     if cut is not None:
         # "ok, unrelated to all that — how many replicas ...": the new question is what
@@ -281,7 +280,7 @@ def classify(text: str, lang: str, mentions: Sequence[Mention], *,
 
     # situational first: "this page" is read from the screen, never from the transcript
     page = _PAGE_JA.search(text) if lang == "ja" else _PAGE_EN.search(text)
-    site = _SITE_JA.search(text) if lang == "ja" else _SITE_EN.search(text)
+    site = SITE_JA.search(text) if lang == "ja" else SITE_EN.search(text)
     if site:
         return Classification(ReferenceClass.SITE, True, follow_up, (Cue.SCREEN,), pivot=pivot)
     if page:
@@ -339,7 +338,7 @@ def classify(text: str, lang: str, mentions: Sequence[Mention], *,
             # is left open while another preposition fills a second role; the open slot is
             # the topic's ("the impact of Darwin's theory on modern biology")
             cues.append(Cue.BRIDGING)
-        elif has_history and (_HEADLESS_SUPERLATIVE.search(text) or (
+        elif has_history and (HEADLESS_SUPERLATIVE.search(text) or (
                 _EVALUATIVE_NP.search(text) and not any(_proper(m) for m in named))):
             # "the largest ever", "the most powerful": a superlative with no noun takes the
             # topic's; "important applications", "famous foods": an evaluative adjective is
@@ -414,7 +413,7 @@ def _is_fragment(core: str, named: frozenset[str] | set[str] = frozenset()) -> b
 
 
 _PROXIMAL_JA = re.compile(r"これ|この|ここ|こちら")
-_HEADLESS_SUPERLATIVE = re.compile(
+HEADLESS_SUPERLATIVE = re.compile(
     r"\bthe\s+(?:(?:most|least)\s+[a-z]+|[a-z]{2,}est|best|worst)\b"
     r"(?=\s*(?:[?.!,]|$|\bever\b|\bto\b|\bin\b|\bof\b|\band\b|\bon\b|\bone\b))",
     re.IGNORECASE)

@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from turnscope._lexicon import AUXILIARIES, PRONOUNS, VERBS, WH_WORDS, is_plural
 from turnscope._matching import has_cjk
-from turnscope.entities._lexicon import AUXILIARIES, PRONOUNS, VERBS, WH_WORDS, is_plural
 from turnscope.references._agreement import PERSON_NOUNS
 from turnscope.references._places import canonical_place, find_places
 from turnscope.references._preamble import last_question, question_subject, split_preamble

@@ -8,7 +8,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from turnscope.entities._lexicon import FUNCTION_WORDS, VERBS
+from turnscope._lexicon import FUNCTION_WORDS, VERBS
 
 ORDINALS_EN = {
     "first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,

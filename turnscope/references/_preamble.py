@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import re
 
+from turnscope._lexicon import ADVERBS, PREPOSITIONS, VERBS, predicate_word
 from turnscope._matching import has_cjk
-from turnscope.entities._lexicon import ADVERBS, PREPOSITIONS, VERBS, predicate_word
 
 __all__ = ["attach_topic", "elaboration_query", "last_question", "question_subject", "split_preamble"]
 

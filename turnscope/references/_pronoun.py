@@ -8,8 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from turnscope.entities import Mention
-from turnscope.entities._lexicon import (
+from turnscope._lexicon import (
     ANAPHORS,
     AUXILIARIES,
     FUNCTION_WORDS,
@@ -20,6 +19,7 @@ from turnscope.entities._lexicon import (
     is_plural,
     pronoun_number,
 )
+from turnscope.entities import Mention
 
 _PRONOUN_EN = re.compile(
     rf"\b(?P<poss>its|their)\b|\b(?:{'|'.join(sorted(ANAPHORS - {'its', 'their'}))})\b|"

@@ -15,8 +15,18 @@ train``), which nothing here imports.
 
 from turnscope.resolver._candidates import Candidate, HistoryTurn, candidates
 from turnscope.resolver._embedcache import CachedEmbedder
-from turnscope.resolver._ranker import Resolution, Resolver, ScoredCandidate, default_resolver
+from turnscope.resolver._ranker import (
+    Resolution,
+    Resolver,
+    ScoredCandidate,
+    default_resolver,
+    history_of,
+    ranked_for,
+    session_shift,
+    shift_threshold,
+)
 from turnscope.resolver._realize import realize
+from turnscope.resolver._shift import ShiftDetector, ShiftMemo, shift_probability, shipped_model
 
 __all__ = [
     "CachedEmbedder",
@@ -28,4 +38,12 @@ __all__ = [
     "candidates",
     "default_resolver",
     "realize",
+    "history_of",
+    "ranked_for",
+    "session_shift",
+    "shift_threshold",
+    "ShiftDetector",
+    "ShiftMemo",
+    "shift_probability",
+    "shipped_model",
 ]

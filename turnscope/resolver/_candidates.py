@@ -21,8 +21,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from turnscope.datasets._textwords import STOP_WORDS, tokens
-from turnscope.entities._lexicon import (
+from turnscope._lexicon import (
     ADVERBS,
     AUXILIARIES,
     CONJUNCTIONS,
@@ -33,6 +32,7 @@ from turnscope.entities._lexicon import (
     WH_WORDS,
     predicate_word,
 )
+from turnscope._words import STOP_WORDS, tokens
 
 __all__ = ["Candidate", "HistoryTurn", "Mention", "candidates", "clear_text_caches", "key_of", "may_name",
            "sentences"]

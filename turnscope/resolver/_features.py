@@ -53,8 +53,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from turnscope._lexicon import ANAPHORIC_PRONOUNS
 from turnscope.entities import EntityExtractor
-from turnscope.entities._lexicon import ANAPHORIC_PRONOUNS
 from turnscope.references import ReferenceClass, classify
 from turnscope.resolver._candidates import Candidate, HistoryTurn, key_of
 from turnscope.resolver._neural import EMPTY_EVIDENCE, NeuralEvidence

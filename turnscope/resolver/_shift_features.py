@@ -16,11 +16,11 @@ from typing import Protocol
 
 import numpy as np
 
-from turnscope.datasets._textwords import content_words
+from turnscope._words import content_words
 
 # one list of change-of-subject cues for the whole project: the classifier's pivot
 # patterns are what SPEC section 3 calls an explicit cue, so the detector reads the same
-from turnscope.references._classify import _PIVOT_EN, _PIVOT_JA
+from turnscope.references import PIVOT_EN, PIVOT_JA
 
 __all__ = ["FEATURE_NAMES", "SEGMENT_COLUMNS", "ShiftFeatures", "ShiftMessage"]
 
@@ -101,7 +101,7 @@ def _names(text: str) -> list[str]:
 
 
 def _has_pivot(text: str) -> bool:
-    return (_PIVOT_EN.search(text) or _PIVOT_JA.search(text)) is not None
+    return (PIVOT_EN.search(text) or PIVOT_JA.search(text)) is not None
 
 
 @dataclass(frozen=True, slots=True)

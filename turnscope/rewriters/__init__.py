@@ -6,6 +6,7 @@ from turnscope.rewriters._base import EMBEDDED, Rewriter, RewriteRequest, Rewrit
 from turnscope.rewriters._embedded import EmbeddedRewriter
 from turnscope.rewriters._factory import REWRITER_KINDS, make_rewriter
 from turnscope.rewriters._guard import LeakReport, find_leaks
+from turnscope.rewriters._llm_options import DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT, SystemRole
 from turnscope.rewriters._prompts import build_messages, prompt_size
 
 if TYPE_CHECKING:
@@ -25,6 +26,9 @@ __all__ = [
     "find_leaks",
     "make_rewriter",
     "prompt_size",
+    "DEFAULT_MAX_TOKENS",
+    "DEFAULT_TIMEOUT",
+    "SystemRole",
 ]
 
 

@@ -63,8 +63,7 @@ from __future__ import annotations
 
 from turnscope._exceptions import ConfigError
 from turnscope.entities import EntityExtractor
-from turnscope.references import Cue, ReferenceClass
-from turnscope.references._classify import english_pronoun
+from turnscope.references import Cue, ReferenceClass, english_pronoun
 from turnscope.resolver import Resolver
 from turnscope.rewriters._base import EMBEDDED, RewriteRequest, RewriteResult
 from turnscope.rewriters._rules._base import Rewrite, Route, Rule, TurnContext, primary_mention
@@ -75,7 +74,7 @@ from turnscope.rewriters._rules._opener import AfterPivot, StripPreamble
 from turnscope.rewriters._rules._ordinals import _LIST_ORDINAL
 from turnscope.rewriters._rules._recall import Recall
 from turnscope.rewriters._rules._screen import ScreenDeixis
-from turnscope.scope._segment import TopicShift
+from turnscope.scope import TopicShift
 
 __all__ = ["EmbeddedRewriter"]
 

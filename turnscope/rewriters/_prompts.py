@@ -245,8 +245,7 @@ def _render_ranked(request: RewriteRequest) -> str:
     if msg.lang != "en" or not request.state.turns:
         return ""
     try:
-        from turnscope.resolver import default_resolver
-        from turnscope.resolver._ranker import ranked_for
+        from turnscope.resolver import default_resolver, ranked_for
 
         resolver = default_resolver()
         ranked = ranked_for(request.state, msg.index, msg.text, resolver)

@@ -21,9 +21,11 @@ from turnscope.scope._policies import (
 from turnscope.scope._render import render_evidence
 from turnscope.scope._segment import (
     CALIBRATED_THRESHOLDS,
+    SEGMENT_DETECTORS,
     CentroidDetector,
     FlagDetector,
     SegmentDetector,
+    TopicShift,
     calibrate_threshold,
 )
 
@@ -52,4 +54,6 @@ __all__ = [
     "FlagDetector",
     "SegmentDetector",
     "calibrate_threshold",
+    "SEGMENT_DETECTORS",
+    "TopicShift",
 ]

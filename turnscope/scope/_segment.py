@@ -196,8 +196,7 @@ class TopicShift:
         detector cannot be loaded does the rewriter's flag stand in
         (``shift_decided_by: "rewriter"``). Scored before the turn is appended (the
         detector scores a message, not a turn)."""
-        from turnscope.resolver._ranker import session_shift
-        from turnscope.resolver._shift import shift_probability
+        from turnscope.resolver import session_shift, shift_probability
 
         pivot = message.classification.pivot and any(t.role is Role.USER for t in state.turns)
         notes: dict[str, object] = {"rewriter_topic_shift": rewriter_flag}
@@ -219,7 +218,7 @@ class TopicShift:
 
 
 def _shift_threshold() -> float:
-    from turnscope.resolver._ranker import shift_threshold
+    from turnscope.resolver import shift_threshold
 
     return shift_threshold()
 
@@ -228,7 +227,7 @@ def learned_detector() -> SegmentDetector:
     """The learned shift detector with the shipped model (loaded on first use)."""
     # imported here: the resolver package imports the scope package (Message), so a
     # module-level import would be circular; the model itself loads on the first turn
-    from turnscope.resolver._shift import ShiftDetector
+    from turnscope.resolver import ShiftDetector
 
     return ShiftDetector()
 

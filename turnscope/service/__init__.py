@@ -75,6 +75,7 @@ from turnscope.service._exceptions import (
 )
 from turnscope.service._sqlite import SQLiteStore
 from turnscope.service._store import SessionMeta, SessionRecord, SessionStore, StoredTurn, open_store
+from turnscope.service._uvicorn import APP_FACTORY, run_uvicorn
 
 
 def __getattr__(name: str) -> object:
@@ -127,4 +128,6 @@ __all__ = [
     "DEFAULT_APPEND_DEADLINE",
     "DEFAULT_LOCK_WAIT",
     "DEFAULT_CACHE_SESSIONS",
+    "APP_FACTORY",
+    "run_uvicorn",
 ]

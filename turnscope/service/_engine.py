@@ -26,8 +26,7 @@ from turnscope._exceptions import ConfigError, InputError
 from turnscope._items import FollowUpItem, rewrite_item
 from turnscope._session import Session
 from turnscope._warmup import warm_up
-from turnscope.entities import Vocabulary, bundled_vocabularies, bundled_vocabulary
-from turnscope.entities._vocabulary import bundled_name
+from turnscope.entities import Vocabulary, bundled_name, bundled_vocabularies, bundled_vocabulary
 from turnscope.scope import parse_policy
 from turnscope.service._config import ServiceConfig
 from turnscope.service._exceptions import (

@@ -19,11 +19,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from turnscope._lexicon import FUNCTION_WORDS, LOCATION_TYPES, VERBS, is_plural
 from turnscope.conversation import ConversationState, ResolvedTurn
 from turnscope.entities import EntityExtractor, Mention, Slot
-from turnscope.entities._lexicon import FUNCTION_WORDS, LOCATION_TYPES, VERBS, is_plural
-from turnscope.references import Classification, ReferenceClass
-from turnscope.references._classify import _HEADLESS_SUPERLATIVE, english_pronoun
+from turnscope.references import HEADLESS_SUPERLATIVE, Classification, ReferenceClass, english_pronoun
 from turnscope.rewriters._base import RewriteRequest
 from turnscope.rewriters._rules._text import _PLACE_NAME, _SENT_END, _the
 from turnscope.scope import Message, Scope
@@ -416,7 +415,7 @@ def gapping(extractor: EntityExtractor, prev: ResolvedTurn, new: Sequence[Mentio
 
 def attach(text: str, lang: str, name: str) -> str:
     # (the classifier's headless superlative, except "the best one": one-anaphora)
-    sup = next((m for m in _HEADLESS_SUPERLATIVE.finditer(text)
+    sup = next((m for m in HEADLESS_SUPERLATIVE.finditer(text)
                 if not re.match(r"\s*one\b", text[m.end():], re.IGNORECASE)),
                None) if lang == "en" else None
     if sup is not None:

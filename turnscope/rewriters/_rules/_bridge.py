@@ -9,10 +9,8 @@ import logging
 from turnscope._exceptions import ConfigError
 from turnscope.conversation import ConversationState, Role
 from turnscope.entities import EntityExtractor
-from turnscope.references import Cue, ReferenceClass
-from turnscope.references._classify import english_pronoun
-from turnscope.resolver import Resolver, default_resolver
-from turnscope.resolver._ranker import history_of, session_shift
+from turnscope.references import Cue, ReferenceClass, english_pronoun
+from turnscope.resolver import Resolver, default_resolver, history_of, session_shift
 from turnscope.rewriters._base import RewriteRequest
 from turnscope.rewriters._rules._base import Rewrite, Route, TurnContext
 from turnscope.rewriters._rules._deixis import Substitution, locative_there, possessive_pronoun

@@ -18,8 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from turnscope.conversation import ConversationState, Role
-from turnscope.entities._lexicon import (
+from turnscope._lexicon import (
     ADVERBS,
     AMBIGUOUS_VERBS,
     AUXILIARIES,
@@ -28,6 +27,7 @@ from turnscope.entities._lexicon import (
     FUNCTION_WORDS,
     VERBS,
 )
+from turnscope.conversation import ConversationState, Role
 from turnscope.rewriters._rules._text import _PLACE_NAME, _TIME_NAMES
 
 __all__ = ["Substitution", "locative_there", "possessive_pronoun"]

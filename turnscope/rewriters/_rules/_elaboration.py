@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import re
 
+from turnscope._lexicon import FUNCTION_WORDS, is_plural, pronoun_number
 from turnscope.conversation import ConversationState, ResolvedTurn, Role
 from turnscope.entities import EntityExtractor, Mention
-from turnscope.entities._lexicon import FUNCTION_WORDS, is_plural, pronoun_number
-from turnscope.references._classify import english_pronoun
+from turnscope.references import english_pronoun
 from turnscope.rewriters._rules._base import find_antecedent, scoped_user_records, substitute_pronouns
 from turnscope.rewriters._rules._text import _SENT_END, _SENTENCE_SPLIT, _join
 from turnscope.scope import Scope

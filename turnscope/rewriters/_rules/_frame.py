@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 
+from turnscope._lexicon import ANAPHORIC_PRONOUNS
 from turnscope.conversation import ConversationState
 from turnscope.entities import EntityExtractor
-from turnscope.entities._lexicon import ANAPHORIC_PRONOUNS
 from turnscope.rewriters._rules._base import Rewrite, Route, TurnContext
 from turnscope.rewriters._rules._text import _PLACE_NAME, _SENT_END, _TIME_NAMES, _join
 from turnscope.scope import Scope

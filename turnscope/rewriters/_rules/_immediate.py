@@ -23,10 +23,9 @@ answered (``final``) stand aside (:attr:`TurnContext.immediate`).
 
 from __future__ import annotations
 
+from turnscope._lexicon import is_plural, pronoun_number
 from turnscope.entities import Mention, SlotStatus
-from turnscope.entities._lexicon import is_plural, pronoun_number
-from turnscope.references import Cue, anchors, find_ordinal_span
-from turnscope.references._classify import english_pronoun
+from turnscope.references import Cue, anchors, english_pronoun, find_ordinal_span
 from turnscope.rewriters._rules._base import (
     Centre,
     Rewrite,

@@ -9,8 +9,7 @@ from collections.abc import Sequence
 
 from turnscope.conversation import ConversationState, char_bigrams
 from turnscope.entities import EntityExtractor, Mention, Slot, SlotStatus
-from turnscope.references import anchors
-from turnscope.references._classify import ORDINALS_EN
+from turnscope.references import ORDINALS_EN, anchors
 from turnscope.rewriters._rules._base import Rewrite, Route, TurnContext, attach, of_kind, substitute_pronouns
 from turnscope.rewriters._rules._text import DEFAULT_OTHER_LOOKBACK, _join, _the
 from turnscope.scope import Scope

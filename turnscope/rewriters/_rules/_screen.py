@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import re
 
-from turnscope.references import ReferenceClass
-from turnscope.references._classify import _SITE_EN, _SITE_JA
+from turnscope.references import SITE_EN, SITE_JA, ReferenceClass
 from turnscope.rewriters._rules._base import Rewrite, Route, TurnContext
 from turnscope.scope import Scope
 
@@ -26,7 +25,7 @@ def situational(text: str, lang: str, scope: Scope, cls: ReferenceClass) -> str 
         site = screen.site or screen.page_url or ""
         if not site:
             return None
-        pat = _SITE_JA if lang == "ja" else _SITE_EN
+        pat = SITE_JA if lang == "ja" else SITE_EN
         site_rep = f"{site}のサイト" if lang == "ja" else f"the {site} site"
         # replacements are functions: a backslash in user text is literal, not a template
         return pat.sub(lambda _m: site_rep, text, count=1)

@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from turnscope._lexicon import DEMONYMS
 from turnscope.conversation import ConversationState, ResolvedTurn, Role
 from turnscope.entities import GENERAL_TYPES, EntityExtractor, Mention, SlotStatus
-from turnscope.entities._lexicon import DEMONYMS
 from turnscope.references import anchors
 from turnscope.rewriters._rules._base import of_kind, scoped_user_records
 from turnscope.rewriters._rules._text import DEFAULT_OTHER_LOOKBACK, _the

@@ -6,17 +6,16 @@ from __future__ import annotations
 
 import re
 
-from turnscope.conversation import ConversationState, ResolvedTurn, Role
-from turnscope.entities import EntityExtractor, Mention
-from turnscope.entities._lexicon import (
+from turnscope._lexicon import (
     ADJECTIVES,
     FUNCTION_WORDS,
     LOCATION_TYPES,
     is_plural,
     pronoun_number,
 )
-from turnscope.references import Cue
-from turnscope.references._classify import english_pronoun
+from turnscope.conversation import ConversationState, ResolvedTurn, Role
+from turnscope.entities import EntityExtractor, Mention
+from turnscope.references import Cue, english_pronoun
 from turnscope.rewriters._rules._base import associated, attach, gapping, parallel_records, substitute_pronouns
 from turnscope.rewriters._rules._text import _SENTENCE_SPLIT, DEFAULT_WORD_ASSOCIATION, _join
 from turnscope.scope import Message, Scope
