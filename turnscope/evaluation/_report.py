@@ -71,6 +71,11 @@ _POLICY_WORDS = {
     "relevant": "the earlier exchange a message names",
     "default": "live entities, a recalled exchange, the screen",
 }
+#: what the baselines a data set brings along are, where "a fixed query" would mislead
+_BASELINE_WORDS = {
+    "human": "a person's rewrite, the set's answer key",
+    "automatic": "the set organisers' automatic rewriter",
+}
 #: Okabe-Ito: distinguishable with the common colour-vision deficiencies
 _PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
             "#000000")
@@ -205,7 +210,7 @@ def _policy_words(label: str) -> str:
     """What a row is, in plain words: what a policy shows the rewriter, or the baseline's
     query ("" for a policy this module does not know)."""
     if label.startswith(BASELINE_PREFIX):
-        return "a fixed query, no rewriter"
+        return _BASELINE_WORDS.get(label[len(BASELINE_PREFIX):], "a fixed query, no rewriter")
     name, _, arg = label.partition(":")
     if name == "window" and arg.isdigit():
         return f"the last {arg} turns"
@@ -235,8 +240,8 @@ def summary_legend(result: EvalResult) -> list[tuple[str, str]]:
                                    f"5 the retriever ({result.retriever}) returns for the query"))
     rows = "a policy decides what the embedded rewriter is shown"
     if any(p.policy.startswith(BASELINE_PREFIX) for p in result.policies):
-        rows += ("; a baseline is a fixed query with no rewriter, so it has no input to check "
-                 "(–)")
+        rows += ("; a baseline is a query built without turnscope (the message with history "
+                 "pasted in front, or the set's own rewrites), so it has no input to check (–)")
     legend.append(("rows", rows))
     legend.append(("figures", "each is a mean over the items with its 95% bootstrap interval"))
     return legend
@@ -258,8 +263,8 @@ def print_summary(result: EvalResult, console: Console | None = None) -> None:
     metrics = _summary_metrics(result)
     con.print(f"[bold]{_headline(result)}[/bold]")
     con.print()
-    table = _table("mean over every item, its 95% interval under it (↑ higher is better, "
-                   "↓ lower)")
+    table = _table("mean over the items scored, its 95% interval under it (↑ higher is "
+                   "better, ↓ lower)")
     table.add_column("policy or baseline", overflow="fold", min_width=16, max_width=24)
     for m in metrics:
         arrow = "↑" if get_metric(m).higher_is_better else "↓"
@@ -595,23 +600,29 @@ def _lead(result: EvalResult) -> str:
     if not named:
         return ""
     main = next((p for p in named if p.policy == "default"), named[-1])
+    # recall only where every row compared has it (CAsT has no passages to retrieve)
+    metrics = ["coverage", "contamination", "R@5"]
     parts: list[str] = []
-    for label, who in ((main.policy, f"the {main.policy} policy"),
-                       ("baseline:all_history", "the whole history prepended"),
-                       ("baseline:all_user", "the whole history prepended"),
-                       ("baseline:raw", "the raw message")):
-        if label not in result.policy_names or any(x.startswith(who) for x in parts):
-            continue
-        pol = result.policy(label)
-        cov, con = pol.figure(MEAN, "coverage"), pol.figure(MEAN, "contamination")
-        if cov is not None and con is not None:
-            parts.append(f"{who} {cov.value:.0%} / {con.value:.0%}")
+    whole = next((b for b in ("baseline:all_history", "baseline:all_user")
+                  if b in result.policy_names), None)
+    compared = [result.policy(label) for label in (main.policy, whole, "baseline:raw")
+                if label is not None and label in result.policy_names]
+    metrics = [m for m in metrics if all(p.figure(MEAN, m) is not None for p in compared)]
     n = main.figure(MEAN, "coverage")
-    if len(parts) < 2 or n is None:
+    if len(compared) < 2 or n is None or metrics[:2] != ["coverage", "contamination"]:
         return ""  # nothing to compare the policy with
+    for pol in compared:
+        who = (f"the {pol.policy} policy" if pol is main
+               else f"the {baseline_title(pol.policy)}")
+        values = [pol.figure(MEAN, m) for m in metrics]  # all present: filtered above
+        figures = " / ".join(f"{iv.value:.0%}" for iv in values if iv is not None)
+        parts.append(f"{who} {figures}")
+    what = ("the share whose query holds every word it needs / a word of a subject the user "
+            "has left")
+    if "R@5" in metrics:
+        what += " / finds the right passage in the top 5"
     return (f"Is it better than pasting the history into the query? Of the {n.n} follow-ups "
-            f"scored, the share whose query holds every word it needs / a word of a subject "
-            f"the user has left: {', '.join(parts)}.")
+            f"scored, {what}: {', '.join(parts)}.")
 
 
 def _legend_html(result: EvalResult) -> str:
