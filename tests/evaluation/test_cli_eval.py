@@ -91,7 +91,7 @@ def test_detail_prints_the_figures_per_stratum(app: typer.Typer, files: dict[str
         assert f"{metric} by stratum and policy" in out
     assert out.index("standalone") < out.index("long_range") < out.rindex("mean")
     # the summary still comes last, where a terminal's last screen shows it
-    assert out.rindex("by stratum and policy") < out.index("mean over every item")
+    assert out.rindex("by stratum and policy") < out.index("mean over the items scored")
 
 
 def test_no_baselines_scores_the_policies_alone(app: typer.Typer, files: dict[str, Path]) -> None:
