@@ -823,15 +823,19 @@ def _summary_png(result: EvalResult, path: Path, plt: Any) -> Path | None:
             ax.barh(y, iv.value, 0.7, color=colour,
                     xerr=[[iv.value - iv.low], [iv.high - iv.value]],
                     error_kw={"elinewidth": 0.8, "ecolor": "#222"})
-            ax.text(min(iv.value, 0.98) + 0.02, y, _fmt(iv.value), va="center", fontsize=7)
+            # right of the interval, where neither bar nor whisker covers it
+            ax.text(max(iv.value, iv.high) + 0.02, y, _fmt(iv.value), va="center", fontsize=7)
         better = "higher" if get_metric(m).higher_is_better else "lower"
         ax.set_title(f"{_SUMMARY_TITLES[m]}\n({better} is better)", fontsize=9)
-        ax.set_xlim(0, 1.15)  # room for the figure printed right of a full bar
+        ax.set_xlim(0, 1.2)  # room for the figure printed right of a full bar
         ax.set_xticks([0, 0.5, 1])
         ax.grid(axis="x", color="#e3e3e3")
         ax.set_axisbelow(True)
     axes[0].set_yticks(ys)
     axes[0].set_yticklabels(labels, fontsize=8)
+    for tick, p in zip(axes[0].get_yticklabels(), rows, strict=True):
+        if p.policy == "default":
+            tick.set_fontweight("bold")
     axes[0].invert_yaxis()  # the first row on top, as in the table
     fig.suptitle(result.dataset, fontsize=9, x=0.01, ha="left")
     fig.tight_layout()
