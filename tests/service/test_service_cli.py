@@ -17,7 +17,7 @@ from turnscope.service import CONFIG_ENV, ServiceConfig
 @pytest.fixture
 def captured(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """What `serve` hands uvicorn (the server itself is started for real by the other tests)."""
-    from turnscope.service import _uvicorn
+    import turnscope.service as service_surface  # the CLI reaches uvicorn through this surface
 
     seen: dict[str, Any] = {}
 
@@ -26,7 +26,7 @@ def captured(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 
         seen.update(kwargs, target=target, config=ServiceConfig.from_json(os.environ[CONFIG_ENV]))
 
-    monkeypatch.setattr(_uvicorn, "run_uvicorn", fake_run)
+    monkeypatch.setattr(service_surface, "run_uvicorn", fake_run)
     monkeypatch.delenv(CONFIG_ENV, raising=False)
     return seen
 

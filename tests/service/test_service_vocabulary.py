@@ -17,14 +17,14 @@ from turnscope.service import CONFIG_ENV, Engine, InvalidField, ServiceConfig, o
 
 @pytest.fixture
 def captured(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    from turnscope.service import _uvicorn
+    import turnscope.service as service_surface  # the CLI reaches uvicorn through this surface
 
     seen: dict[str, Any] = {}
 
     def fake_run(target: str, **kwargs: Any) -> None:
         seen["config"] = ServiceConfig.from_json(os.environ[CONFIG_ENV])
 
-    monkeypatch.setattr(_uvicorn, "run_uvicorn", fake_run)
+    monkeypatch.setattr(service_surface, "run_uvicorn", fake_run)
     monkeypatch.delenv(CONFIG_ENV, raising=False)
     return seen
 
