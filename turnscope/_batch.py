@@ -1,6 +1,6 @@
 """Batch rewriting that replays each shared history once.
 
-A data set of follow-up items (SPEC section 7) usually holds one item per turn of a
+A data set of follow-up items (docs/benchmarks.md) usually holds one item per turn of a
 conversation: item *k*'s history is item *k-1*'s history, its follow-up and the answer.
 Rewriting every item in a fresh session replays the whole history each time, so a
 conversation of *n* turns costs *n²/2* turns of work. :class:`BatchRewriter` keeps a
@@ -159,7 +159,7 @@ class BatchRewriter:
     def rewrite(self, item: FollowUpItem | Mapping[str, Any]) -> TurnResult:
         """The rewrite of ``item``'s follow-up after its history (``prefix``).
 
-        ``item`` is a follow-up item (SPEC section 7) as read by
+        ``item`` is a follow-up item (docs/benchmarks.md) as read by
         :func:`turnscope._items.read_items`, or the same as a dict. Raises what a fresh
         session would raise for this item (an :class:`~turnscope.InputError` for a turn
         with no visible text, …), or an InputError naming the fields of a dict that is

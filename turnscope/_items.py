@@ -1,4 +1,4 @@
-"""Follow-up items and rewrite outputs at the boundary (SPEC section 4), validated with pydantic."""
+"""Follow-up items and rewrite outputs at the boundary (docs/output.md), validated with pydantic."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ __all__ = [
     "rewrite_item",
 ]
 
-#: SPEC section 4 strata, in reporting order
+#: docs/output.md strata, in reporting order
 STRATA: tuple[str, ...] = (
     "standalone",
     "post_pivot_standalone",

@@ -1,4 +1,4 @@
-"""Term matching for the rewrite checks (SPEC section 4).
+"""Term matching for the rewrite checks (docs/output.md).
 
 Both checks the project reports (contamination: a forbidden term is present;
 coverage: every required term is present) rest on one question, *does this
@@ -83,7 +83,7 @@ def _contains_any_normalized(norm_text: str, terms: str | Sequence[str]) -> bool
 
 
 def contains_term(text: str, term: str) -> bool:
-    """True when ``term`` occurs in ``text`` under the SPEC section 4 rules.
+    """True when ``term`` occurs in ``text`` under the docs/output.md rules.
 
     >>> contains_term("Is EC2-based hosting cheaper?", "ec2")
     True

@@ -1,4 +1,4 @@
-"""Content words of English text (SPEC section 7).
+"""Content words of English text (docs/benchmarks.md).
 
 A content word is a token ``[A-Za-z0-9][A-Za-z0-9-]*`` longer than two
 characters, lower-cased, not a stop word, with light plural stemming. The
@@ -14,7 +14,7 @@ import unicodedata
 
 __all__ = ["STOP_WORDS", "TOKEN_RE", "content_words", "is_content", "stem", "tokens"]
 
-#: a word token as SPEC section 7 defines it (length and stop words are checked separately)
+#: a word token as docs/benchmarks.md defines it (length and stop words are checked separately)
 TOKEN_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*")
 
 # A common English stop-word list, written for this project. Its core is the
@@ -66,7 +66,7 @@ STOP_WORDS: frozenset[str] = frozenset(_STOP_TEXT.split())
 
 
 def stem(word: str) -> str:
-    """Light plural stemming, exactly the SPEC section 7 rules.
+    """Light plural stemming, exactly the docs/benchmarks.md rules.
 
     ``-ies`` -> ``-y``; ``-sses/-xes/-zes/-ches/-shes`` lose ``-es``; otherwise a
     final ``-s`` is dropped unless the word ends in ``ss``, ``us`` or ``is``.

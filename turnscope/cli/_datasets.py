@@ -12,7 +12,7 @@ from rich.console import Console
 from turnscope._exceptions import TurnscopeError
 from turnscope.cli._app import app
 
-datasets_app = typer.Typer(help="Convert public data sets into follow-up items (SPEC section 7).",
+datasets_app = typer.Typer(help="Convert public data sets into follow-up items (docs/benchmarks.md).",
                            no_args_is_help=True)
 app.add_typer(datasets_app, name="datasets")
 

@@ -1,4 +1,4 @@
-"""``turnscope eval`` (SPEC section 6): the stratified evaluation harness on the command line.
+"""``turnscope eval`` (the command-line contract of the README): the stratified evaluation harness on the command line.
 
 The lead's app calls :func:`register`; nothing here runs at import time.
 """
@@ -59,7 +59,7 @@ def _load_dataset(dataset: str, data_root: Path | None, limit: int | None,
         raw = load_cast(int(dataset[4:]), data_root)
         raw = raw[:limit] if limit else raw
         items: list[Any] = [FollowUpItem.model_validate(d) for d in raw]
-        # SPEC section 7: the project's rewrites beside the set's own baselines
+        # docs/benchmarks.md: the project's rewrites beside the set's own baselines
         return (items, cast_baselines(raw) if with_baselines else None, True,
                 f"TREC CAsT {dataset[4:]}")
     if dataset == DEFAULT_DATASET:

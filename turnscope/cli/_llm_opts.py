@@ -61,7 +61,7 @@ def rewriter_from_options(
     system_role: str | bool = "auto",
     extractor: EntityExtractor | None = None,
 ) -> Rewriter:
-    """The rewriter SPEC section 6's options describe.
+    """The rewriter the command-line contract of the README's options describe.
 
     ``--rewriter embedded`` ignores the other options; ``--rewriter llm`` needs
     ``--base-url`` and ``--model``. A missing ``--timeout`` or ``--max-tokens`` means

@@ -1,4 +1,4 @@
-"""``turnscope rewrite`` (SPEC section 6) and ``turnscope chat``."""
+"""``turnscope rewrite`` (the command-line contract of the README) and ``turnscope chat``."""
 
 from __future__ import annotations
 
@@ -123,7 +123,7 @@ def rewrite(
 ) -> None:
     """Rewrite each follow-up item into a standalone query (one JSON line per item, in order).
 
-    Each line is the SPEC section 4 object plus ``decided_by`` (which path wrote the
+    Each line is the docs/output.md object plus ``decided_by`` (which path wrote the
     query: resolver, vocabulary, rules, llm, fallback); ``topic_shift`` is the learned
     detector's decision or an explicit pivot cue (docs/output.md). No vocabulary is
     loaded unless ``--vocabulary`` declares one.

@@ -1,4 +1,4 @@
-"""``turnscope serve``: the HTTP service (SPEC section 8) under uvicorn."""
+"""``turnscope serve``: the HTTP service (the service contract, turnscope/service) under uvicorn."""
 
 from __future__ import annotations
 

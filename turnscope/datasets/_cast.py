@@ -1,10 +1,10 @@
-"""TREC CAsT 2019 / 2020 / 2021 and CANARD as follow-up items (SPEC sections 4 and 7).
+"""TREC CAsT 2019 / 2020 / 2021 and CANARD as follow-up items (docs/output.md and docs/benchmarks.md).
 
 Each turn of each evaluation topic becomes one item: ``prefix`` holds the
 earlier turns (user utterances, and for CAsT 2021 and CANARD the assistant's
 response after each of them: 2021's canonical passage, QuAC's answer span),
 ``follow_up`` the raw utterance, and the required/forbidden terms are derived
-from the human rewrite exactly as SPEC section 7 says:
+from the human rewrite exactly as docs/benchmarks.md says:
 
 - *required*: content words the human rewrite adds over the raw utterance that
   occur earlier in the conversation (a user or an assistant turn; by stem);
@@ -457,7 +457,7 @@ def load_canard(data_root: Path | None = None) -> list[dict[str, Any]]:
 
 
 def cast_baselines(items: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
-    """Baseline queries per item (SPEC section 7), keyed by baseline name.
+    """Baseline queries per item (docs/benchmarks.md), keyed by baseline name.
 
     ``raw`` (the utterance), ``prev_user`` (previous user turn prepended),
     ``all_user`` (whole user history prepended), for sets with responses

@@ -1,4 +1,4 @@
-"""Entity liveness slots (SPEC section 2).
+"""Entity liveness slots (docs/architecture.md).
 
 ::
 
@@ -10,7 +10,7 @@
        +--(new entity of the same type)----+--> SUPERSEDED
 
 Silence is counted per entity from its own last mention, in turns (user and
-assistant turns both count, as in the SPEC's numbering). Going stale is
+assistant turns both count, as the turn numbering does). Going stale is
 reversible; eviction and supersession are terminal. A later mention of a
 terminated entity opens a *new* slot (a new generation): the old slot never
 comes back, but the user can always name a thing again.
@@ -40,7 +40,7 @@ __all__ = [
     "DEFAULT_EVICT_AFTER",
 ]
 
-#: SPEC section 2 defaults, in turns of silence
+#: docs/architecture.md defaults, in turns of silence
 DEFAULT_STALE_AFTER = 3
 DEFAULT_EVICT_AFTER = 8
 

@@ -203,7 +203,7 @@ def _compile_vocab(entries: tuple[_Entry, ...]) -> re.Pattern[str] | None:
     return re.compile(_trie_pattern(surfaces), re.IGNORECASE)
 
 
-#: how a Latin-script name must not touch an ASCII letter or digit (SPEC section 4)
+#: how a Latin-script name must not touch an ASCII letter or digit (docs/output.md)
 _AFTER_OK = "(?![A-Za-z0-9])"
 
 

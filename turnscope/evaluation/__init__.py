@@ -1,4 +1,4 @@
-"""Scoring rewrites: term matching (SPEC section 4) and metrics (SPEC section 5).
+"""Scoring rewrites: term matching (docs/output.md) and metrics (docs/benchmarks.md).
 
 The stratified harness behind ``turnscope eval``:
 

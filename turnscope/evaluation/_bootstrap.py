@@ -1,4 +1,4 @@
-"""Percentile bootstrap intervals for the per-stratum figures (SPEC section 5).
+"""Percentile bootstrap intervals for the per-stratum figures (docs/benchmarks.md).
 
 A stratum of 15 items cannot tell 0.80 from 0.93; the interval says so beside
 the figure, so nobody reads a one-item swing as a regression.

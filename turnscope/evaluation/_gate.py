@@ -1,4 +1,4 @@
-"""Per-stratum gates for CI (SPEC section 5: a floor per stratum, never on the mean alone).
+"""Per-stratum gates for CI (docs/benchmarks.md: a floor per stratum, never on the mean alone).
 
 A gate file is TOML::
 

@@ -1,9 +1,9 @@
-"""Metrics as data: each is registered under its literature name (SPEC section 5).
+"""Metrics as data: each is registered under its literature name (docs/benchmarks.md).
 
 Two kinds:
 
 - **retrieval** metrics are computed over a ranked run with ``ranx`` (never by
-  hand): ``R@1``, ``R@5``, ``R@10`` are SPEC recall@k, *the share of items with
+  hand): ``R@1``, ``R@5``, ``R@10`` are recall@k, *the share of items with
   a gold passage in the top k*, which is ranx's ``hit_rate@k`` (ranx's own
   ``recall@k`` is the share of an item's gold passages retrieved, a different
   figure when an item has several golds); ``MRR`` is ranx's ``mrr`` over the

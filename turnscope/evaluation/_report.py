@@ -1,7 +1,7 @@
 """Reporting: terminal tables, the share-weighted decomposition, and a self-contained HTML page.
 
 Every figure is shown per stratum with its share of the set and its bootstrap
-interval, the mean last (SPEC section 5). The HTML report draws its charts as
+interval, the mean last (docs/benchmarks.md). The HTML report draws its charts as
 inline SVG and carries its own CSS, so it opens in a browser with no network
 and no JavaScript.
 """

@@ -5,7 +5,7 @@ follow-up rewritten, the rewrite and the rewriter *input* the policy built
 checked against the item's terms, and the rewrite sent to a retriever over the
 item's corpus (English items to ``cloud_docs``, Japanese ones to ``ja_site``,
 unless a corpus is given). Figures are then summarised per stratum with their
-share of the set and a bootstrap interval, the mean last (SPEC section 5).
+share of the set and a bootstrap interval, the mean last (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ class EvalConfig:
     """What to run. ``corpus`` overrides the by-language bundled corpora; ``vocabulary``
     is the entity vocabulary each session gets (``None``: the general extractor only);
     ``history_only`` scores the term checks only on items with a non-empty prefix (the
-    CAsT convention, SPEC section 7).
+    CAsT convention, docs/benchmarks.md).
 
     >>> EvalConfig(policies=("full", "default"), retriever="bm25").retriever
     'bm25'
@@ -203,7 +203,7 @@ def bundled_session_vocabulary() -> Vocabulary:
 
 
 def stratum_order(strata: Sequence[str]) -> list[str]:
-    """SPEC strata in SPEC order, then any others alphabetically."""
+    """The strata in their documented order, then any others alphabetically."""
     known = [s for s in STRATA if s in strata]
     return known + sorted(set(strata) - set(STRATA))
 
@@ -292,7 +292,7 @@ def summarize(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
 ) -> tuple[StratumRow, ...]:
-    """Per-stratum rows (SPEC order), then the mean over every item.
+    """Per-stratum rows (documented order), then the mean over every item.
 
     A stratum's ``share`` is its share of the records; each figure averages the items
     the metric applies to.

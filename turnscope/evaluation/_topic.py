@@ -52,7 +52,7 @@ __all__ = [
     "topic_shift_eval",
 ]
 
-#: the segment detectors of SPEC section 2, and the learned one
+#: the segment detectors of docs/architecture.md, and the learned one
 DEFAULT_DETECTORS: tuple[str, ...] = ("centroid", "flag", "learned")
 #: trivial predictors reported beside the detectors
 TOPIC_BASELINES: tuple[str, ...] = ("never", "always")

@@ -100,7 +100,7 @@ def _json_safe(value: object) -> Any:
 
 
 def trace_of(message: str, result: TurnResult) -> dict[str, Any]:
-    """The trace an integration attaches: the SPEC rewrite-output object (query,
+    """The trace an integration attaches: the rewrite-output object of docs/output.md (query,
     reference class, topic shift, entities, scope, backend, fallback, carried), the
     message as the user wrote it, the turn index and the rewriter's own evidence."""
     out: dict[str, Any] = {"message": message, "turn": result.turn}

@@ -9,7 +9,7 @@
     pipeline.connect("rewriter.query", "retriever.query")
     pipeline.run({"rewriter": {"query": "How is it treated?", "history": messages}})
 
-The trace (the SPEC rewrite-output object plus the rewriter's evidence) is the
+The trace (the rewrite-output object of docs/output.md plus the rewriter's evidence) is the
 ``trace`` output, and goes onto the component's span when Haystack tracing is on: the
 reference class, topic shift, backend and fallback as tags, the query and the whole
 trace as content tags (recorded only with content tracing enabled, since they hold the

@@ -12,7 +12,7 @@ takes) and returns the standalone query, so ``turnscope_condense() | retriever``
 replaces that function's ``prompt | llm | StrOutputParser() | retriever`` with no
 model call.
 
-The trace (the SPEC rewrite-output object plus the rewriter's evidence) goes into each
+The trace (the rewrite-output object of docs/output.md plus the rewriter's evidence) goes into each
 returned ``Document.metadata["turnscope"]`` and is dispatched to callback handlers as
 the custom event ``turnscope_rewrite`` (seen by ``on_custom_event``, by
 ``astream_events`` and by LangSmith).

@@ -6,7 +6,7 @@ message into a standalone question, then queries its query engine with it.
 twin) answered by a turnscope :class:`~turnscope.Session` instead: no model call, and
 the same memory, query engine, streaming and response objects as before.
 
-The trace (the SPEC rewrite-output object plus the rewriter's evidence) goes into the
+The trace (the rewrite-output object of docs/output.md plus the rewriter's evidence) goes into the
 response's ``metadata["turnscope"]`` (a streaming response has no metadata), into the
 query-engine source's ``raw_input["turnscope"]`` beside the condensed ``query`` the
 base class records there, and is dispatched through LlamaIndex instrumentation as a

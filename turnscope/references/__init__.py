@@ -1,4 +1,4 @@
-"""Reference classes and follow-up cues (SPEC section 3)."""
+"""Reference classes and follow-up cues (the reference classes of docs/output.md)."""
 
 from turnscope.references._classify import (
     HEADLESS_SUPERLATIVE,

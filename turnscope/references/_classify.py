@@ -1,4 +1,4 @@
-"""Reference classes (SPEC section 3) and follow-up cues.
+"""Reference classes (the reference classes of docs/output.md) and follow-up cues.
 
 Every user message is classified before it is rewritten; the class decides
 which store is read:
@@ -149,7 +149,7 @@ class Classification:
 
     @property
     def spec_class(self) -> str:
-        """The class name as SPEC section 3 writes it."""
+        """The class name as the reference classes of docs/output.md writes it."""
         return {
             ReferenceClass.STANDALONE: "standalone",
             ReferenceClass.IMMEDIATE: "textual_immediate",

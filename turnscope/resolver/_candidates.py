@@ -105,7 +105,7 @@ class Candidate:
 
 @functools.lru_cache(maxsize=DEFAULT_TEXT_CACHE)
 def key_of(text: str) -> frozenset[str]:
-    """The stems of the content words of ``text`` (SPEC section 7 tokens).
+    """The stems of the content words of ``text`` (docs/benchmarks.md tokens).
 
     Cached by text: a session asks for the key of the same turns and sentences at
     every later message (``benchmarks/resolver_cost.py``)."""

@@ -1,7 +1,7 @@
 """A learned topic-shift detector: did the user change subject with this message?
 
 The evidence for "the user changed subject" used to be one hand-set cut on one
-cosine (the ``centroid`` segmenter, SPEC section 2). Here a small gradient-boosted
+cosine (the ``centroid`` segmenter, docs/architecture.md). Here a small gradient-boosted
 model (LightGBM) reads a handful of signals about the latest user message and
 returns a probability:
 
@@ -138,8 +138,8 @@ __all__ = [
 MODEL_FORMAT = "turnscope-shift-model/2"
 #: how many of the latest user turns ``cos_recent_max`` looks at
 RECENT_TURNS = 4
-#: the probability an explicit change-of-subject cue guarantees. The cue is what SPEC
-#: section 3 calls a pivot, but it is too rare in the training sets (5 in TIAGE train,
+#: the probability an explicit change-of-subject cue guarantees. The cue is what the reference
+#: classes call a pivot, but it is too rare in the training sets (5 in TIAGE train,
 #: 2 in the TopiOCQA subsample) for a model to learn its weight, so it is a rule on top
 CUE_FLOOR = 0.95
 

@@ -19,7 +19,7 @@ import numpy as np
 from turnscope._words import content_words
 
 # one list of change-of-subject cues for the whole project: the classifier's pivot
-# patterns are what SPEC section 3 calls an explicit cue, so the detector reads the same
+# patterns are what the reference classes of docs/output.md calls an explicit cue, so the detector reads the same
 from turnscope.references import PIVOT_EN, PIVOT_JA
 
 __all__ = ["FEATURE_NAMES", "SEGMENT_COLUMNS", "ShiftFeatures", "ShiftMessage"]
@@ -74,7 +74,7 @@ def _cos(a: np.ndarray, b: np.ndarray | None) -> float:
 
 @lru_cache(maxsize=4096)
 def _words(text: str) -> tuple[str, ...]:
-    """SPEC content words of ``text`` (cached: a text is read as a message and again as
+    """The content words (docs/benchmarks.md) of ``text`` (cached: a text is read as a message and again as
     history, and training replays each conversation many times)."""
     return tuple(content_words(text))
 

@@ -5,7 +5,7 @@ katakana becomes full-width), then split into word-character runs. Inside a run,
 CJK characters (kanji and kana) and everything else are handled separately:
 
 - non-CJK words are lower-cased; optionally English stop words are dropped and a
-  light plural stemmer is applied (the same rules as SPEC section 7);
+  light plural stemmer is applied (the same rules as docs/benchmarks.md);
 - CJK runs become overlapping character 2-grams, a run of one character becomes
   that character. Bigrams are the standard dictionary-free way to index Japanese
   and Chinese (Lucene's ``CJKBigramFilter`` does the same) and need no segmenter.
@@ -96,14 +96,14 @@ def _bigrams(run: str) -> list[str]:
 
 
 def stem_plural(word: str) -> str:
-    """Light English plural stemming (SPEC section 7); words of three letters or fewer stay.
+    """Light English plural stemming (docs/benchmarks.md); words of three letters or fewer stay.
 
     >>> [stem_plural(w) for w in ("policies", "classes", "boxes", "regions", "status")]
     ['policy', 'class', 'box', 'region', 'status']
     """
     if len(word) <= 3 or not word.isalpha():
         return word
-    return stem(word)  # the one SPEC section 7 rule, shared with the term checks
+    return stem(word)  # the one docs/benchmarks.md rule, shared with the term checks
 
 
 class Tokenizer(Protocol):

@@ -98,7 +98,7 @@ def _stems(text: str) -> set[str]:
 def _known(name: str, surfaces: Iterable[str], typ: str, haystack: str, stems: set[str]) -> bool:
     """Whether ``name`` (or one of its surfaces) occurs in the haystack.
 
-    Exact term match first (SPEC section 4 rules). For Latin names a looser match
+    Exact term match first (docs/output.md rules). For Latin names a looser match
     follows: every content word of the name, up to a light suffix stem, occurs in
     the haystack, ignoring a word that merely repeats the entity's type ("Dublin
     region" is known when the evidence says "Dublin").

@@ -589,7 +589,7 @@ class LLMRewriter:
         merged.update(trace)
         merged["attempted"] = self.name
         merged["fallback_reason"] = reason
-        # what the embedded rewrite carried is the answer's too (SPEC 4 "carried")
+        # what the embedded rewrite carried is the answer's too (docs/output.md "carried")
         return RewriteResult(r.query, r.reference_class, r.topic_shift, r.entities, r.focus,
                              backend=EMBEDDED, fallback=True, fallback_reason=reason,
                              trace=merged, carried=r.carried)

@@ -3,7 +3,7 @@
 Every prompt is two chat messages: a *system* message (the task, the output
 format, the rules) and a *user* message (the evidence the scope policy chose,
 then the latest message). The evidence block is what differs between policies
-(SPEC section 2):
+(docs/architecture.md):
 
 =============  ==================================================================
 ``full``       the whole transcript
@@ -79,10 +79,10 @@ COUNTERWEIGHT_CLAUSE = (
     "If the latest message introduces a new subject, earlier entities must not appear in the query."
 )
 
-#: The liveness instruction (SPEC section 2), placed right after the latest message.
+#: The liveness instruction (docs/architecture.md), placed right after the latest message.
 LIVENESS_INSTRUCTION = "Use a live entity only if the latest message refers to it."
 
-#: SPEC section 3 class names, in the order the prompt lists them.
+#: the reference classes of docs/output.md class names, in the order the prompt lists them.
 REFERENCE_CLASSES = (
     "standalone",
     "textual_immediate",

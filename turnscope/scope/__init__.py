@@ -1,4 +1,4 @@
-"""Scope policies: which turns and entities the rewriter may see (SPEC section 2)."""
+"""Scope policies: which turns and entities the rewriter may see (docs/architecture.md)."""
 
 from turnscope.scope._base import Message, Scope, ScopePolicy
 from turnscope.scope._policies import (

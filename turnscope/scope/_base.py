@@ -38,7 +38,7 @@ class Scope:
     turns: tuple[int, ...]
     slots: tuple[Slot, ...] = ()
     #: stale (not terminal) slots: hidden from the evidence, consulted only when a
-    #: reference finds nothing live (going stale is reversible, SPEC section 2)
+    #: reference finds nothing live (going stale is reversible, docs/architecture.md)
     stale: tuple[Slot, ...] = ()
     enumerations: tuple[Enumeration, ...] = ()
     screen: Screen | None = None

@@ -1,4 +1,4 @@
-"""The scope policies of SPEC section 2, selectable by name.
+"""The scope policies of docs/architecture.md, selectable by name.
 
 =============  ==============================================================
 ``full``       the whole transcript (the usual "condense the question" input)
@@ -43,9 +43,9 @@ __all__ = [
     "SEGMENT_DEFAULT_DETECTOR",
 ]
 
-#: the window length most deployments ship with (SPEC section 1: "shrink it to two turns")
+#: the window length most deployments ship with (the README example: "shrink it to two turns")
 DEFAULT_WINDOW = 2
-#: liveness shows the last two turns beside the slots (SPEC section 2)
+#: liveness shows the last two turns beside the slots (docs/architecture.md)
 DEFAULT_RECENT_TURNS = 2
 #: share of the topic key's character 2-grams an exchange must contain to be "relevant"
 DEFAULT_RELEVANT_MIN_OVERLAP = 0.6

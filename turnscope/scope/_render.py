@@ -1,6 +1,6 @@
 """The evidence a scope hands a rewriter, as plain text.
 
-Used for *input* contamination and coverage (SPEC section 5): the same term
+Used for *input* contamination and coverage (docs/benchmarks.md): the same term
 checks as for the rewrite, applied to what a policy shows the rewriter, whatever
 model then writes the query.
 """

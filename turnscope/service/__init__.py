@@ -1,4 +1,4 @@
-"""turnscope as an HTTP service (SPEC section 8): durable sessions over SQLite or Redis.
+"""turnscope as an HTTP service (the service contract, turnscope/service): durable sessions over SQLite or Redis.
 
 >>> import tempfile, os
 >>> from turnscope.service import ServiceConfig, create_app

@@ -1,4 +1,4 @@
-"""The FastAPI application (SPEC section 8)."""
+"""The FastAPI application (the service contract, turnscope/service)."""
 
 from __future__ import annotations
 
@@ -123,7 +123,7 @@ def create_app(config: ServiceConfig | None = None, *, store: SessionStore | Non
 
     app = FastAPI(title="turnscope", version=__version__, lifespan=lifespan,
                   docs_url=None, redoc_url=None, openapi_url="/openapi.json",
-                  description="Scope-aware query rewriting for conversational retrieval (SPEC section 8). "
+                  description="Scope-aware query rewriting for conversational retrieval. "
                               "Every error is {\"error\": {\"code\", \"message\", \"field\"}}.")
     app.state.engine = engine
     app.state.config = cfg

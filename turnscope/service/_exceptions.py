@@ -15,7 +15,7 @@ Hierarchy (all under :class:`turnscope.TurnscopeError`)::
     ├── RateLimited                      429  too many requests for this key in the window
     └── StoreUnavailable                 503  the session store cannot be reached
 
-The JSON answer is always ``{"error": {"code", "message", "field"}}`` (SPEC section 8):
+The JSON answer is always ``{"error": {"code", "message", "field"}}`` (the service contract, turnscope/service):
 :meth:`ServiceError.body` builds it, so no handler formats an error on its own.
 """
 
@@ -57,7 +57,7 @@ class ServiceError(TurnscopeError):
         self.headers = dict(headers or {})
 
     def body(self) -> dict[str, Any]:
-        """The SPEC section 8 error object."""
+        """The the service contract, turnscope/service error object."""
         return {"error": {"code": self.code, "message": self.message, "field": self.field}}
 
 

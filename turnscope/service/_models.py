@@ -1,7 +1,7 @@
 """Request and response bodies of the HTTP API, and the checks applied to them.
 
 Bodies are parsed by hand (not by FastAPI's body injection) so that every failure gets
-the right status and the SPEC error shape: malformed JSON or invalid UTF-8 is a 400, a
+the right status and the documented error shape: malformed JSON or invalid UTF-8 is a 400, a
 field of the wrong type or value a 422 naming the field, an oversized body a 413 —
 decided before the body is read into memory.
 """
@@ -53,7 +53,7 @@ _SCREEN_FIELD: JsonDict = {"anyOf": [{"type": "string", "pattern": PLAIN_PATTERN
 
 
 class ScreenIn(BaseModel):
-    """What the user is looking at (SPEC section 4 ``screen``)."""
+    """What the user is looking at (docs/output.md ``screen``)."""
 
     model_config = ConfigDict(extra="ignore", strict=True)
     page_title: str | None = Field(default=None, json_schema_extra=_SCREEN_FIELD)
@@ -104,7 +104,7 @@ class SessionCreated(BaseModel):
 
 
 class RewriteOutput(BaseModel):
-    """SPEC section 4 rewrite output (plus ``turn`` for a session turn)."""
+    """docs/output.md rewrite output (plus ``turn`` for a session turn)."""
 
     model_config = ConfigDict(extra="allow")
     query: str

@@ -1,7 +1,7 @@
 """Training the ranker from public conversations with human rewrites.
 
 The label of a (message, candidate) pair comes from the human rewrite, with the
-SPEC section 7 words: a candidate is *needed* when it holds a word the rewrite
+docs/benchmarks.md words: a candidate is *needed* when it holds a word the rewrite
 adds over the raw message that occurs earlier in the conversation, and every
 content word of it is in the rewrite (a phrase with one wrong word would
 contaminate the query, so it is a negative).

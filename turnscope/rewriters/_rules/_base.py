@@ -66,7 +66,7 @@ class Rewrite:
     reread: tuple[Mention, ...] | None = None
     #: names the message now holds (an antecedent is not the one it already names)
     named: tuple[str, ...] = ()
-    #: phrases brought in from earlier turns (SPEC 4 ``carried``)
+    #: phrases brought in from earlier turns (docs/output.md ``carried``)
     carried: tuple[str, ...] = ()
     #: entries for the turn's trace (``resolver``, ``shift_probability``, ``domain``)
     trace: tuple[tuple[str, object], ...] = ()
