@@ -25,7 +25,8 @@ the evidence the scope policy allowed:
   conjunction left dangling ("unrelated, but what's …?" -> "What's …?").
 
 Which earlier phrase an open-domain English message needs (a pronoun with no ordinal,
-screen or recall cue; a relational noun; a fragment) is not a rule's choice: the learned
+screen or recall cue; a relational noun; a fragment the ``fragment-ellipsis`` rule cannot
+rewrite from an earlier question) is not a rule's choice: the learned
 resolver (``turnscope.resolver``) makes it, in every conversation where the user has named
 nothing of a declared vocabulary. Where the user has, the vocabulary's typed slots decide
 with the rules above (the trace says ``"domain": "vocabulary"``).
@@ -45,6 +46,8 @@ it serves, which the ``route`` rule decides once):
 1. ``after-pivot``, ``strip-preamble`` — openers go (``_opener``);
 2. ``screen`` — "this page", "this site" (``_screen``);
 3. ``pro-forms`` — "mine", a locative "there" in open-domain talk (``_bridge``, ``_deixis``);
+3b. ``fragment-ellipsis`` — "and in France?" in open-domain talk: the thread's earlier question
+   with the part swapped (``_fragment``; it abstains when the swap is not unique);
 4. ``learned-resolver`` — open-domain English with no structural cue (``_bridge``);
 5. ``route`` — which store the reference rules read: the previous exchange and its lists,
    or an earlier exchange (here);
@@ -69,6 +72,7 @@ from turnscope.resolver import Resolver
 from turnscope.rewriters._base import EMBEDDED, RewriteRequest, RewriteResult
 from turnscope.rewriters._rules._base import Rewrite, Route, Rule, TurnContext, primary_mention
 from turnscope.rewriters._rules._bridge import LearnedResolver, ProForms, ResolverBridge
+from turnscope.rewriters._rules._fragment import FragmentEllipsis
 from turnscope.rewriters._rules._frame import Carry, LocativeFrame
 from turnscope.rewriters._rules._immediate import IMMEDIATE_RULES
 from turnscope.rewriters._rules._opener import AfterPivot, StripPreamble
@@ -132,8 +136,8 @@ class EmbeddedRewriter:
         #: the rules, in the order :meth:`run` tries them (see the module docstring)
         self.rules: tuple[Rule, ...] = (
             AfterPivot(), StripPreamble(), ScreenDeixis(), ProForms(self.bridge),
-            LearnedResolver(self.bridge), RouteRule(), *IMMEDIATE_RULES, Recall(), Carry(),
-            LocativeFrame(),
+            FragmentEllipsis(self.bridge), LearnedResolver(self.bridge), RouteRule(), *IMMEDIATE_RULES,
+            Recall(), Carry(), LocativeFrame(),
         )
 
     @property

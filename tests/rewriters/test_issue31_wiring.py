@@ -1,0 +1,88 @@
+"""Issue 31 wired into the embedded rewriter: fragments ("and in France?") rewritten from the
+thread's earlier question, he/she agreement, clean queries (no preamble, no pasted earlier
+question) and the topic-shift flag of a resolved follow-up.
+
+The conversations are our own, written for these tests (not taken from any evaluation set).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from turnscope import Session, TurnResult
+
+
+def _ask(turns: Sequence[str], message: str) -> TurnResult:
+    """Play ``turns`` (user and assistant alternating, user first) and rewrite ``message``."""
+    s = Session()
+    for i, text in enumerate(turns):
+        if i % 2 == 0:
+            s.user(text)
+        else:
+            s.assistant(text)
+    return s.user(message)
+
+
+# -- 2. ellipsis ------------------------------------------------------------------------
+
+
+def test_fragment_swaps_the_place_of_the_previous_question() -> None:
+    r = _ask(["What is the average salary of a nurse in Spain?",
+              "A nurse in Spain earns about 30,000 euros a year on average."],
+             "and in Portugal?")
+    assert r.query == "What is the average salary of a nurse in Portugal?"
+    assert "Spain" not in r.query
+    assert "Portugal" not in r.carried
+
+
+def test_fragment_swaps_a_year() -> None:
+    r = _ask(["Who won the Tour de France in 2019?", "Egan Bernal won the 2019 Tour de France."],
+             "and in 2021?")
+    assert r.query == "Who won the Tour de France in 2021?"
+    assert "Egan Bernal" not in r.query
+
+
+def test_fragment_swaps_a_product() -> None:
+    r = _ask(["How long does the battery of the Galaxy S23 last?",
+              "About a day and a half of mixed use."],
+             "what about the Pixel 8?")
+    assert "Pixel 8" in r.query and "Galaxy" not in r.query
+    assert "battery" in r.query
+
+
+def test_fragment_completed_with_the_previous_subject_carries_it() -> None:
+    r = _ask(["What is the capital of Chile?", "The capital of Chile is Santiago."],
+             "And the official currency?")
+    assert r.query == "What is the official currency of Chile?"
+    assert "Santiago" not in r.query
+    assert r.carried == ("Chile",)
+
+
+def test_fragment_reaches_past_an_intervening_question_of_the_thread() -> None:
+    r = _ask(["How much does it cost to ship a parcel to Germany?", "From 14 euros, 3 to 5 days.",
+              "Is insurance included?", "Yes, up to 500 euros."],
+             "and to Italy?")
+    assert "Italy" in r.query and "Germany" not in r.query
+    assert "ship" in r.query
+
+
+def test_fragment_with_two_places_to_choose_from_is_left_as_typed() -> None:
+    # "Berlin" or "Paris"? the evidence does not say which one "Rome" replaces
+    r = _ask(["Is Berlin bigger than Paris?", "Berlin has about 3.7 million people, Paris 2.1 million."],
+             "and Rome?")
+    assert "Berlin" not in r.query or "Paris" not in r.query
+    assert r.query != "Is Rome bigger than Paris?" and r.query != "Is Berlin bigger than Rome?"
+
+
+def test_a_clause_is_not_a_fragment() -> None:
+    r = _ask(["How do I revert the last commit in git?", "Use git revert HEAD."],
+             "and if I already pushed it?")
+    assert "revert the last commit" not in r.query or "pushed" in r.query
+
+
+def test_fragment_after_a_change_of_subject_does_not_reach_the_closed_topic() -> None:
+    r = _ask(["What is the VAT rate in Ireland?", "The standard VAT rate in Ireland is 23%.",
+              "different topic: how many moons does Mars have?", "Mars has two moons, Phobos and Deimos."],
+             "and Jupiter?")
+    assert "VAT" not in r.query and "Ireland" not in r.query
+
