@@ -86,3 +86,48 @@ def test_fragment_after_a_change_of_subject_does_not_reach_the_closed_topic() ->
              "and Jupiter?")
     assert "VAT" not in r.query and "Ireland" not in r.query
 
+
+# -- 1. agreement -----------------------------------------------------------------------
+
+
+def test_he_takes_the_one_person_the_last_answer_introduced() -> None:
+    r = _ask(["Who wrote the novel Never Let Me Go?",
+              "Never Let Me Go (2005) was written by Kazuo Ishiguro, who won the Nobel Prize in 2017."],
+             "Where was he born?")
+    assert r.query == "Where was Kazuo Ishiguro born?"
+    assert "Never Let Me Go" not in r.query
+    assert r.carried == ("Kazuo Ishiguro",)
+
+
+def test_his_becomes_a_possessive_name() -> None:
+    r = _ask(["Who designed the Guggenheim Museum Bilbao?",
+              "The Guggenheim Museum Bilbao was designed by Frank Gehry and opened in 1997."],
+             "What is his most famous building in the US?")
+    assert r.query == "What is Frank Gehry's most famous building in the US?"
+
+
+def test_he_with_two_people_introduced_is_left_as_typed() -> None:
+    r = _ask(["Who founded Microsoft?", "Microsoft was founded by Bill Gates and Paul Allen in 1975."],
+             "Where did he go to school?")
+    assert "Bill Gates" not in r.query and "Paul Allen" not in r.query
+
+
+def test_he_never_stands_for_the_thing_of_the_question() -> None:
+    r = _ask(["who directed the film Spirited Away?",
+              "Spirited Away (2001) was directed by Hayao Miyazaki, who also wrote it."],
+             "how old is he?")
+    assert r.query == "how old is Hayao Miyazaki?"
+
+
+def test_agreement_filter_rejects_by_grammar() -> None:
+    from turnscope.resolver._candidates import HistoryTurn
+    from turnscope.rewriters._rules._bridge import agreement_filter
+
+    history = [HistoryTurn(1, "user", "Who directed Spirited Away?"),
+               HistoryTurn(2, "assistant", "Spirited Away (2001) was directed by Hayao Miyazaki.")]
+    he = agreement_filter("How old is he?", history)
+    it = agreement_filter("Did it win an Oscar?", history)
+    assert he is not None and it is not None
+    assert he("Hayao Miyazaki") and not he("Spirited Away")
+    assert it("Spirited Away") and not it("Hayao Miyazaki")
+    assert agreement_filter("What is the capital of Peru?", history) is None
