@@ -131,3 +131,47 @@ def test_agreement_filter_rejects_by_grammar() -> None:
     assert he("Hayao Miyazaki") and not he("Spirited Away")
     assert it("Spirited Away") and not it("Hayao Miyazaki")
     assert agreement_filter("What is the capital of Peru?", history) is None
+
+
+# -- 3. clean query ---------------------------------------------------------------------
+
+
+def test_elaboration_names_the_subject_instead_of_pasting_the_question() -> None:
+    r = _ask(["why is Stonehenge considered a wonder of the ancient world?",
+              "It was raised around 2500 BC with stones hauled from Wales."],
+             "can you go into more detail on that?")
+    assert r.query == "Tell me more about Stonehenge"
+
+
+def test_elaboration_with_a_subject_cut_in_the_wrong_place_keeps_the_old_query() -> None:
+    # question_subject gives "the" / "the oceans salty" for these: no such word is written
+    for question in ("why is the Great Wall of China so long?", "why are the oceans salty?"):
+        r = _ask([question, "Several reasons, mostly historical and geological."],
+                 "can you go into more detail on that?")
+        assert not r.query.startswith("Tell me more about")
+        assert question.rstrip("?") in r.query
+
+
+def test_back_reference_to_a_place_keeps_the_place_and_drops_the_preamble() -> None:
+    r = _ask(["How many days of paid leave do workers get in France?",
+              "Workers in France get five weeks of paid leave a year.",
+              "What's a good book about the French Revolution?",
+              "Citizens by Simon Schama is a classic."],
+             "going back to France, can my employer choose when I take it?")
+    assert not r.query.lower().startswith("going back")
+    assert "France" in r.query
+
+
+def test_back_reference_topic_takes_the_place_of_it() -> None:
+    r = _ask(["How do I make a chickpea curry?", "Fry onions, add spices, chickpeas and tomatoes.",
+              "What wine goes with salmon?", "A Sancerre or a dry rosé."],
+             "ok back to the curry, can I freeze it?")
+    assert r.query.startswith("Can I freeze the") and "curry" in r.query
+    assert "salmon" not in r.query.lower() and "Sancerre" not in r.query
+
+
+def test_thanks_before_a_follow_up_is_dropped() -> None:
+    r = _ask(["Who painted The Night Watch?", "Rembrandt painted The Night Watch in 1642."],
+             "thanks! ok, another thing: what is the tallest mountain in Africa?")
+    assert r.query == "What is the tallest mountain in Africa?"
+

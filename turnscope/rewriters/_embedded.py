@@ -56,6 +56,8 @@ it serves, which the ``route`` rule decides once):
    elaboration, echo, event or plural, typed carry, subject elaboration, anaphora,
    ellipsis, bridging, unresolved);
 7. ``recall`` — "go back to Dublin" (``_recall``);
+7b. ``clean-query`` — the preamble the message opened with goes from what the rules wrote,
+   a back-reference's topic kept (``_opener``);
 8. ``carry`` — unguarded scopes' qualifiers, then ``place`` — the place frame (``_frame``).
 
 Shared reading (antecedents, the topic, writing a name in) is plain functions in
@@ -75,7 +77,7 @@ from turnscope.rewriters._rules._bridge import LearnedResolver, ProForms, Resolv
 from turnscope.rewriters._rules._fragment import FragmentEllipsis
 from turnscope.rewriters._rules._frame import Carry, LocativeFrame
 from turnscope.rewriters._rules._immediate import IMMEDIATE_RULES
-from turnscope.rewriters._rules._opener import AfterPivot, StripPreamble
+from turnscope.rewriters._rules._opener import AfterPivot, CleanQuery, StripPreamble
 from turnscope.rewriters._rules._ordinals import _LIST_ORDINAL
 from turnscope.rewriters._rules._recall import Recall
 from turnscope.rewriters._rules._screen import ScreenDeixis
@@ -137,7 +139,7 @@ class EmbeddedRewriter:
         self.rules: tuple[Rule, ...] = (
             AfterPivot(), StripPreamble(), ScreenDeixis(), ProForms(self.bridge),
             FragmentEllipsis(self.bridge), LearnedResolver(self.bridge), RouteRule(), *IMMEDIATE_RULES,
-            Recall(), Carry(), LocativeFrame(),
+            Recall(), CleanQuery(), Carry(), LocativeFrame(),
         )
 
     @property
@@ -179,3 +181,4 @@ class EmbeddedRewriter:
             trace=trace,
             carried=turn.carried,
         )
+
