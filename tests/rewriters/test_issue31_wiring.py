@@ -175,3 +175,29 @@ def test_thanks_before_a_follow_up_is_dropped() -> None:
              "thanks! ok, another thing: what is the tallest mountain in Africa?")
     assert r.query == "What is the tallest mountain in Africa?"
 
+
+# -- 4. topic_shift of a resolved follow-up ---------------------------------------------
+
+
+def test_resolved_ordinal_follow_up_is_not_a_topic_shift() -> None:
+    r = _ask(["What are good beginner programming languages?",
+              "Python, JavaScript and Ruby are popular first languages."],
+             "how long does it take to learn the second one?")
+    assert "JavaScript" in r.query
+    assert r.topic_shift is False
+
+
+def test_resolved_fragment_and_pronoun_follow_ups_are_not_topic_shifts() -> None:
+    frag = _ask(["What is the average salary of a nurse in Spain?", "About 30,000 euros a year."],
+                "and in Portugal?")
+    person = _ask(["Who wrote the novel Never Let Me Go?",
+                   "Never Let Me Go (2005) was written by Kazuo Ishiguro, who won the Nobel Prize in 2017."],
+                  "Where was he born?")
+    assert frag.topic_shift is False and person.topic_shift is False
+
+
+def test_an_explicit_change_of_subject_is_still_a_topic_shift() -> None:
+    r = _ask(["What are good beginner programming languages?",
+              "Python, JavaScript and Ruby are popular first languages."],
+             "unrelated: what's the capital of Peru?")
+    assert r.topic_shift is True

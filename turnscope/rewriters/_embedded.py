@@ -180,5 +180,27 @@ class EmbeddedRewriter:
             backend=EMBEDDED,
             trace=trace,
             carried=turn.carried,
+            continues=_continues(turn),
         )
 
+
+#: trace labels of the rules that resolve a pronoun, an ordinal or an ellipsis against the
+#: previous exchange (recall, bridging and the locative frame read older or looser evidence)
+_CONTINUING = ("ordinal:", "anaphora->", "one-anaphora->", "type-anaphora", "echo->", "ellipsis:",
+               "fragment-ellipsis:", "person-pronoun->", "learned-resolver")
+
+
+def _continues(turn: TurnContext) -> bool:
+    """Whether the rewrite resolved a reference of the message against the previous exchange
+    (the output's ``topic_shift`` is then false): an ordinal, pronoun or ellipsis rule
+    answered, or the learned resolver carried a phrase in for a pronoun of the message."""
+    if turn.c.pivot or turn.route is Route.RECALL:
+        return False
+    for label in turn.rules:
+        if label == "learned-resolver":
+            if turn.carried and english_pronoun(turn.request.message.text,
+                                                turn.request.message.mentions) is not None:
+                return True
+        elif label.startswith(_CONTINUING):
+            return True
+    return False
