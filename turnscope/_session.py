@@ -308,8 +308,7 @@ class Session:
                 _tracing.set_scope(sp, scope, message)
         result = self._rewrite(RewriteRequest(message, scope, state), rewriter)
         # scored before the turn is appended (the detector scores a message, not a turn)
-        shift = TopicShift.decide(state, message, result.topic_shift, self.embedded.resolver,
-                                  continues=result.continues)
+        shift = TopicShift.decide(state, message, result.topic_shift, self.embedded.resolver)
 
         entities = result.entities
         self._append(Turn(idx, Role.USER, content, lang, scr), entities)
