@@ -22,8 +22,7 @@ import pytest
 from turnscope import ConfigError, Session
 from turnscope._items import FollowUpItem, replay_conversations, rewrite_item
 from turnscope.cli._llm_opts import rewriter_from_options
-from turnscope.rewriters import EmbeddedRewriter, LLMRewriter, RewriteRequest, make_rewriter
-from turnscope.rewriters._factory import DEFAULT_MAX_TOKENS
+from turnscope.rewriters import DEFAULT_MAX_TOKENS, EmbeddedRewriter, LLMRewriter, RewriteRequest, make_rewriter
 from turnscope.rewriters._llm import LLMConfig
 from turnscope.rewriters._prompts import PROMPT_PLACEHOLDERS
 

@@ -4,9 +4,9 @@ from typing import TYPE_CHECKING
 
 from turnscope.rewriters._base import EMBEDDED, Rewriter, RewriteRequest, RewriteResult
 from turnscope.rewriters._embedded import EmbeddedRewriter
-from turnscope.rewriters._factory import REWRITER_KINDS, make_rewriter
+from turnscope.rewriters._factory import make_rewriter
 from turnscope.rewriters._guard import LeakReport, find_leaks
-from turnscope.rewriters._llm_options import DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT, SystemRole
+from turnscope.rewriters._llm_options import DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT, REWRITER_KINDS, SystemRole
 from turnscope.rewriters._prompts import build_messages, prompt_size
 
 if TYPE_CHECKING:

@@ -14,30 +14,18 @@ from turnscope.entities import EntityExtractor
 from turnscope.rewriters._base import Rewriter
 from turnscope.rewriters._embedded import EmbeddedRewriter
 
-# the option defaults live in a leaf module that the backend reads too (re-exported here,
-# where callers have always found them)
+# the option defaults live in a leaf module that the backend reads too
 from turnscope.rewriters._llm_options import (
     DEFAULT_API_KEY_ENV,
     DEFAULT_MAX_TOKENS,
     DEFAULT_TIMEOUT,
     REWRITER_KINDS,
     SLOT_MODES,
-    SYSTEM_ROLE_MODES,
     SlotMode,
     SystemRole,
 )
 
-__all__ = [
-    "DEFAULT_API_KEY_ENV",
-    "DEFAULT_MAX_TOKENS",
-    "DEFAULT_TIMEOUT",
-    "REWRITER_KINDS",
-    "SLOT_MODES",
-    "SYSTEM_ROLE_MODES",
-    "SlotMode",
-    "SystemRole",
-    "make_rewriter",
-]
+__all__ = ["make_rewriter"]
 
 def make_rewriter(
     kind: str = "embedded",
