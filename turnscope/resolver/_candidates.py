@@ -28,11 +28,12 @@ from turnscope._lexicon import (
     DETERMINERS,
     PREPOSITIONS,
     PRONOUNS,
+    STOP_WORDS,
     VERBS,
     WH_WORDS,
     predicate_word,
+    tokens,
 )
-from turnscope._words import STOP_WORDS, tokens
 
 __all__ = ["Candidate", "HistoryTurn", "Mention", "candidates", "clear_text_caches", "key_of", "may_name",
            "sentences"]

@@ -16,7 +16,7 @@ from typing import Protocol
 
 import numpy as np
 
-from turnscope._words import content_words
+from turnscope._lexicon import content_words
 
 # one list of change-of-subject cues for the whole project: the classifier's pivot
 # patterns are what the reference classes of docs/output.md calls an explicit cue, so the detector reads the same
