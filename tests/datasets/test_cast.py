@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from turnscope._exceptions import DatasetError, InputError
-from turnscope._words import content_words
+from turnscope._lexicon import content_words
 from turnscope.datasets import cast_baselines, load_cast, resolve_data_root
 from turnscope.evaluation import check_terms, contains_any, contains_term
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from turnscope.resolver import HistoryTurn, candidates
-from turnscope.resolver._features import FEATURES, featurize, message_signals
+from turnscope.resolver._ranker import FEATURES, featurize, message_signals
 
 
 def _embed(texts: Sequence[str]) -> np.ndarray:
@@ -97,7 +97,7 @@ def test_mention_features_follow_the_candidates_own_mentions() -> None:
 
 def test_every_feature_column_is_written() -> None:
     # message features are broadcast, candidate features per row: together, every column
-    from turnscope.resolver._features import _CANDIDATE_FEATURES, _MESSAGE_FEATURES
+    from turnscope.resolver._ranker import _CANDIDATE_FEATURES, _MESSAGE_FEATURES
 
     assert len(set(FEATURES)) == len(FEATURES)
     assert FEATURES == _CANDIDATE_FEATURES + _MESSAGE_FEATURES

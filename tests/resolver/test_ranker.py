@@ -179,7 +179,7 @@ def test_a_session_reads_each_earlier_user_turn_as_the_query_it_was_rewritten_to
 
 
 def test_the_shipped_model_reads_every_feature_column_in_order() -> None:
-    from turnscope.resolver._features import FEATURES
+    from turnscope.resolver._ranker import FEATURES
 
     # the resolver picks the model's columns by name; the shipped model reads them all, as
     # computed, so no column is computed for nothing

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from turnscope import Session
-from turnscope._text import normalize_message
+from turnscope._session import normalize_message
 from turnscope.rewriters import RewriteRequest, build_messages, prompt_size
 from turnscope.rewriters._prompts import (
     COUNTERWEIGHT_CLAUSE,

@@ -17,7 +17,7 @@ from turnscope.scope import (
     SegmentPolicy,
     calibrate_threshold,
 )
-from turnscope.scope._segment import DEFAULT_CENTROID_THRESHOLD
+from turnscope.scope._policies import DEFAULT_CENTROID_THRESHOLD
 
 
 class TableEncoder:

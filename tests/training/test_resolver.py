@@ -10,8 +10,7 @@ import pytest
 
 from turnscope.datasets._cast import _convert, _Turn
 from turnscope.resolver import HistoryTurn, Resolver
-from turnscope.resolver._features import FEATURES
-from turnscope.resolver._ranker import GATE_EXTRA, GATE_SEPARATOR
+from turnscope.resolver._ranker import FEATURES, GATE_EXTRA, GATE_SEPARATOR
 from turnscope.training.calibration import CALIBRATION_PAIRS, CALIBRATION_SEEDS, conversation_of, fold_of
 from turnscope.training.resolver import train_resolver
 

@@ -1,17 +1,17 @@
 """Conversation state: turns, screen state and language detection."""
 
-from turnscope.conversation._lang import detect_language
-from turnscope.conversation._model import Role, Screen, Turn
-
-__all__ = ["Role", "Screen", "Turn", "detect_language"]
-
-from turnscope.conversation._state import (  # noqa: E402
+from turnscope.conversation._state import (
     CentroidMemory,
     ConversationState,
     Referents,
     ResolvedTurn,
+    Role,
     RuleMemory,
+    Screen,
+    Turn,
     char_bigrams,
+    detect_language,
 )
 
-__all__ += ["ConversationState", "ResolvedTurn", "char_bigrams", "Referents", "RuleMemory", "CentroidMemory"]
+__all__ = ["Role", "Screen", "Turn", "detect_language", "ConversationState", "ResolvedTurn", "char_bigrams",
+           "Referents", "RuleMemory", "CentroidMemory"]

@@ -1,29 +1,106 @@
-"""What turnscope remembers about one conversation between turns.
+"""A conversation as turnscope holds it: the records of its turns, the language of each
+message, and what turnscope remembers about it between turns.
 
-Everything here is updated incrementally so that the cost of a turn does not
-grow with the length of the conversation: slots age only while non-terminal,
-enumerations and user-turn records are appended, and the bigram index used by
-the ``relevant`` policy is built once per exchange.
+In reading order: the records (:class:`Role`, :class:`Screen`, :class:`Turn`), per-message
+language detection (:func:`detect_language`), and the state (:class:`ConversationState`
+and the records it keeps).
 """
 
 from __future__ import annotations
 
 import copy as _copy
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field, fields
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from turnscope.conversation._model import Role, Screen, Turn
 from turnscope.entities import Enumeration, Mention, SlotTable
 
 if TYPE_CHECKING:  # the resolver package imports this one: its types are named for mypy only
     from turnscope.resolver import ScoredCandidate, ShiftMemo
 
-__all__ = ["ResolvedTurn", "ConversationState", "char_bigrams", "Referents", "RuleMemory",
-           "CentroidMemory"]
+__all__ = ["Role", "Screen", "Turn", "detect_language", "has_cjk", "DEFAULT_JA_SHARE", "ResolvedTurn",
+           "ConversationState", "char_bigrams", "Referents", "RuleMemory", "CentroidMemory"]
 
+# Records -------------------------------------------------------------------------------
+# The records of a conversation: roles, turns and screen state.
+
+class Role(StrEnum):
+    USER = "user"
+    ASSISTANT = "assistant"
+
+
+@dataclass(frozen=True, slots=True)
+class Screen:
+    """What the user is looking at (voice-and-screen assistants, doc-site widgets)."""
+
+    page_title: str | None = None
+    page_url: str | None = None
+    site: str | None = None
+
+    def is_empty(self) -> bool:
+        return not (self.page_title or self.page_url or self.site)
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One message. ``index`` is 1-based and counts user and assistant turns alike."""
+
+    index: int
+    role: Role
+    content: str
+    lang: str = "en"
+    screen: Screen | None = None
+
+
+# Language ------------------------------------------------------------------------------
+# Per-message language detection (English / Japanese).
+#
+# A message is Japanese when kana or CJK ideographs make up a noticeable share
+# of its letters; a single katakana product name inside an English sentence
+# should not flip it, hence a share rather than "any".
+
+#: share of CJK letters among all letters above which a message is Japanese
+DEFAULT_JA_SHARE = 0.3
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff66-\uff9f々〆ヵヶ]")
+_LATIN = re.compile(r"[A-Za-z]")
+_HIRAGANA = re.compile(r"[\u3040-\u309f]")
+
+
+def has_cjk(text: str) -> bool:
+    return _CJK.search(text) is not None
+
+
+def detect_language(text: str, *, ja_share: float = DEFAULT_JA_SHARE) -> str:
+    """Return ``"ja"`` or ``"en"``.
+
+    >>> detect_language("このページは何？")
+    'ja'
+    >>> detect_language("What's the SLA for Dublin?")
+    'en'
+    """
+    cjk = len(_CJK.findall(text))
+    latin = len(_LATIN.findall(text))
+    if cjk == 0:
+        return "en"
+    # hiragana is Japanese grammar (particles, endings), even in a Latin-heavy message;
+    # katakana alone is often just a product name inside an English sentence
+    if _HIRAGANA.search(text):
+        return "ja"
+    return "ja" if cjk / max(1, cjk + latin) >= ja_share else "en"
+
+
+# State ---------------------------------------------------------------------------------
+# What turnscope remembers about one conversation between turns.
+#
+# Everything here is updated incrementally so that the cost of a turn does not
+# grow with the length of the conversation: slots age only while non-terminal,
+# enumerations and user-turn records are appended, and the bigram index used by
+# the ``relevant`` policy is built once per exchange.
 
 def char_bigrams(text: str) -> set[str]:
     """Character 2-grams of the case-folded text without spaces (works for Japanese too)."""

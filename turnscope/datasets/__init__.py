@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from turnscope._words import STOP_WORDS, content_words, stem
+from turnscope._lexicon import STOP_WORDS, content_words, stem
 from turnscope.datasets._cast import (
     CAST21_PARTS,
     CAST_YEARS,

@@ -45,8 +45,8 @@ from pathlib import Path
 from typing import Any
 
 from turnscope._exceptions import DatasetError, InputError
+from turnscope._lexicon import TOKEN_RE, is_content, stem, tokens
 from turnscope._matching import contains_term
-from turnscope._words import TOKEN_RE, is_content, stem, tokens
 
 __all__ = [
     "CAST21_PARTS",

@@ -1,11 +1,14 @@
 """Typed entities, enumerations and liveness slots."""
 
 from turnscope.entities._extract import (
+    BUNDLED_CORPUS_OF,
+    BUNDLED_PREFIX,
     GENERAL_TYPES,
     EntityExtractor,
     Enumeration,
     Mention,
     Vocabulary,
+    bundled_name,
     bundled_vocabularies,
     bundled_vocabulary,
     search_before,
@@ -18,7 +21,6 @@ from turnscope.entities._liveness import (
     SlotStatus,
     SlotTable,
 )
-from turnscope.entities._vocabulary import BUNDLED_CORPUS_OF, BUNDLED_PREFIX, bundled_name
 
 __all__ = [
     "GENERAL_TYPES",

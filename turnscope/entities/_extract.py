@@ -1,4 +1,5 @@
-"""Typed entity extraction without a model.
+"""Typed entity extraction without a model: the records it produces, the domain vocabulary,
+the general extractor and the enumerations of a turn.
 
 Two sources, in priority order:
 
@@ -12,16 +13,29 @@ Two sources, in priority order:
 
 Enumerations ("Frankfurt and Dublin", "1) … 2) …") are kept in order, so that
 "the second one" can be resolved later.
+
+In reading order: the records (:class:`Mention`, :class:`Enumeration`), the domain
+vocabulary (:class:`Vocabulary` and the bundled ones), the general extractor
+(:class:`EntityExtractor`), and the enumerations it finds (:func:`find_enumerations`).
+The liveness of what is extracted lives in ``turnscope.entities._liveness``.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import threading
+import unicodedata
+from bisect import bisect_left
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
+from turnscope._exceptions import ConfigError
 from turnscope._lexicon import (
     ADJECTIVES,
     ADVERBS,
@@ -37,29 +51,358 @@ from turnscope._lexicon import (
     VERBS,
     predicate_word,
 )
-from turnscope.entities._enumerate import find_enumerations
-
-# (re-exported: callers import the records and the vocabulary from here)
-from turnscope.entities._mention import GENERAL_TYPES, Enumeration, Mention
-from turnscope.entities._vocabulary import (
-    BUNDLED_CORPUS_OF,
-    Vocabulary,
-    _is_cjk,
-    _norm,
-    bundled_vocabularies,
-    bundled_vocabulary,
-)
 
 __all__ = [
+    "GENERAL_TYPES",
     "Mention",
     "Enumeration",
     "Vocabulary",
-    "EntityExtractor",
-    "GENERAL_TYPES",
+    "BUNDLED_CORPUS_OF",
+    "BUNDLED_PREFIX",
+    "bundled_name",
     "bundled_vocabulary",
     "bundled_vocabularies",
-    "BUNDLED_CORPUS_OF",
+    "EntityExtractor",
+    "search_before",
+    "find_enumerations",
 ]
+
+# Records -------------------------------------------------------------------------------
+# What entity extraction produces: a typed mention and an ordered list of them.
+
+#: types produced by the general extractor; they are too coarse for supersession
+#: ("a new phrase" does not replace "an old phrase") so slots of these types only age out.
+GENERAL_TYPES = frozenset({"name", "term", "phrase", "attribute"})
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    """One occurrence of an entity in a message."""
+
+    type: str
+    name: str  # canonical name
+    surface: str  # as written
+    start: int
+    end: int
+    source: str = "general"  # "vocab" | "general"
+    #: written with a definite determiner ("the system", "these plans"): it points back at
+    #: something given, where a bare noun ("melatonin", "sharks") names its own subject
+    definite: bool = False
+
+    @property
+    def key(self) -> str:
+        return f"{self.type}:{self.name}"
+
+    @property
+    def is_attribute(self) -> bool:
+        return self.type == "attribute"
+
+
+@dataclass(frozen=True, slots=True)
+class Enumeration:
+    """An ordered list of alternatives offered in one turn."""
+
+    turn: int
+    items: tuple[Mention, ...]
+    numbered: bool = False
+    #: how the list was found: ``"numbered"`` items, a ``"coordination"`` ("A, B and C"),
+    #: or a ``"run"`` of same-typed entities named one after another in separate clauses
+    kind: str = "coordination"
+
+    @property
+    def explicit(self) -> bool:
+        """A list the turn itself presents as one: numbered items, a coordination, or a
+        run of vocabulary entities. A run of proper names is not: in a long answer it is
+        every capitalised word in order ("Formation, Pangaea, Rodinia, …")."""
+        return self.kind != "run" or all(m.source == "vocab" for m in self.items)
+
+
+# Domain vocabulary ---------------------------------------------------------------------
+# A domain vocabulary: types, canonical names, aliases and kinds loaded from JSON
+# (``region: Dublin = eu-west-1``), matched in text by one compiled trie pattern; and the
+# bundled vocabularies.
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    type: str
+    name: str
+    surfaces: tuple[str, ...]
+    #: common nouns the entity is an instance of ("database", "db" for managed Postgres):
+    #: what "the other db" or "that database" can point at
+    kinds: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """Domain vocabulary: typed canonical names with aliases.
+
+    >>> v = Vocabulary.from_dict({"types": {"region": [{"name": "Dublin", "aliases": ["eu-west-1"]}]}})
+    >>> [m.name for m in v.find("SLA in eu-west-1?")]
+    ['Dublin']
+    """
+
+    entries: tuple[_Entry, ...] = ()
+    attribute_types: frozenset[str] = field(default_factory=frozenset)
+    #: types of the things a conversation is about (products, regions, services), as
+    #: opposed to their aspects (features, plans, metrics); a question that names only
+    #: aspects leaves its subject unsaid. Declared by the vocabulary file.
+    subject_types: frozenset[str] = field(default_factory=frozenset)
+    #: P(b | a) over documents: how typical entity b is where entity a is discussed
+    #: (canonical names, case-folded). Domain knowledge for choosing between referents.
+    related: Mapping[str, Mapping[str, float]] = field(default_factory=dict, compare=False,
+                                                      hash=False)
+    #: the documents the associations were counted over: (case-folded text, entity names)
+    documents: tuple[tuple[str, frozenset[str]], ...] = field(default=(), compare=False,
+                                                             hash=False)
+
+    def with_associations(self, texts: Iterable[str]) -> Vocabulary:
+        """The same vocabulary with entity associations counted over ``texts`` (documents:
+        two entities are associated when the same passage names both).
+
+        >>> v = Vocabulary.from_dict({"types": {"p": ["kiosk", "chatbot"], "f": ["warranty"]}})
+        >>> v = v.with_associations(["kiosk warranty", "chatbot plans"])
+        >>> v.association("warranty", "kiosk"), v.association("warranty", "chatbot")
+        (1.0, 0.0)
+        """
+        docs: dict[str, int] = {}
+        pairs: dict[str, dict[str, int]] = {}
+        documents: list[tuple[str, frozenset[str]]] = []
+        for text in texts:
+            names = {m.name.casefold() for m in self.find(text)}
+            documents.append((_norm(text).casefold(), frozenset(names)))
+            for a in names:
+                docs[a] = docs.get(a, 0) + 1
+                row = pairs.setdefault(a, {})
+                for b in names:
+                    if b != a:
+                        row[b] = row.get(b, 0) + 1
+        related = {a: {b: n / docs[a] for b, n in row.items()} for a, row in pairs.items()}
+        return Vocabulary(self.entries, self.attribute_types, self.subject_types, related,
+                          tuple(documents))
+
+    def association(self, a: str, b: str) -> float:
+        """P(b | a): the share of documents naming ``a`` that also name ``b``. ``a`` may be
+        any phrase (matched as a substring of the documents) when it is not an entity."""
+        row = self.related.get(a.casefold())
+        if row is not None:
+            return row.get(b.casefold(), 0.0)
+        key = _norm(a).casefold()
+        if len(key) < 2 or not self.documents:
+            return 0.0
+        hits = [names for text, names in self.documents if key in text]
+        if not hits:
+            return 0.0
+        return sum(b.casefold() in names for names in hits) / len(hits)
+
+    @classmethod
+    def from_dict(cls, data: object, *, source: str = "<vocabulary>") -> Vocabulary:
+        if not isinstance(data, dict) or not isinstance(data.get("types"), dict):
+            raise ConfigError(f"{source}: a vocabulary is an object with a 'types' object")
+        entries: list[_Entry] = []
+        for typ, items in data["types"].items():
+            if not isinstance(items, list):
+                raise ConfigError(f"{source}: types.{typ} must be a list of {{name, aliases}}")
+            for i, it in enumerate(items):
+                if isinstance(it, str):
+                    it = {"name": it}
+                if not isinstance(it, dict) or not isinstance(it.get("name"), str):
+                    raise ConfigError(f"{source}: types.{typ}[{i}] needs a string 'name'")
+                aliases = it.get("aliases") or []
+                if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+                    raise ConfigError(f"{source}: types.{typ}[{i}].aliases must be strings")
+                surfaces = tuple(dict.fromkeys([it["name"], *aliases]))
+                kinds = it.get("kinds") or []
+                if not isinstance(kinds, list) or not all(isinstance(k, str) for k in kinds):
+                    raise ConfigError(f"{source}: types.{typ}[{i}].kinds must be strings")
+                entries.append(_Entry(str(typ), it["name"], surfaces,
+                                      tuple(k.casefold() for k in kinds)))
+        attr = data.get("attribute_types", [])
+        subj = data.get("subject_types", [])
+        if not isinstance(subj, list) or not all(isinstance(t, str) for t in subj):
+            raise ConfigError(f"{source}: subject_types must be a list of type names")
+        return cls(tuple(entries), frozenset(attr if isinstance(attr, list) else []),
+                   frozenset(subj))
+
+    @classmethod
+    def load(cls, path: str | Path) -> Vocabulary:
+        p = Path(path)
+        try:
+            data = json.loads(p.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"vocabulary file not found: {p}") from None
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{p}: not valid JSON ({exc})") from None
+        return cls.from_dict(data, source=str(p))
+
+    @property
+    def types(self) -> frozenset[str]:
+        """The entity types this vocabulary knows ("region", "service", ...)."""
+        return frozenset(e.type for e in self.entries)
+
+    def merged(self, other: Vocabulary) -> Vocabulary:
+        return Vocabulary(self.entries + other.entries, self.attribute_types | other.attribute_types,
+                          self.subject_types | other.subject_types,
+                          {**self.related, **other.related}, self.documents + other.documents)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    @property
+    def _pattern(self) -> re.Pattern[str] | None:
+        return _compile_vocab(self.entries)
+
+    def find(self, text: str) -> list[Mention]:
+        """Non-overlapping vocabulary mentions, longest surface first."""
+        pat = self._pattern
+        if pat is None:
+            return []
+        norm = _norm(text)
+        lookup = _surface_lookup(self.entries)
+        out: list[Mention] = []
+        for m in pat.finditer(norm):
+            key = m.group(0).casefold()
+            entry = lookup.get(key)
+            if entry is None:
+                continue
+            out.append(Mention(entry.type, entry.name, text[m.start() : m.end()], m.start(),
+                               m.end(), "vocab"))
+        return out
+
+    def type_of(self, name: str) -> str | None:
+        e = _surface_lookup(self.entries).get(_norm(name).casefold())
+        return e.type if e else None
+
+    @property
+    def kinds(self) -> frozenset[str]:
+        """The common nouns entities are declared instances of ("database", "db")."""
+        return frozenset(k for e in self.entries for k in e.kinds)
+
+    def kinds_of(self, name: str) -> frozenset[str]:
+        """The kind nouns of one entity (by any of its names), with its type."""
+        e = _surface_lookup(self.entries).get(_norm(name).casefold())
+        return frozenset((*e.kinds, e.type)) if e else frozenset()
+
+    def surfaces_of(self, name: str) -> tuple[str, ...]:
+        e = _surface_lookup(self.entries).get(_norm(name).casefold())
+        return e.surfaces if e else (name,)
+
+
+def _norm(text: str) -> str:
+    # NFKC keeps offsets for the text we handle (ASCII, kana, kanji, full-width forms map 1:1
+    # except rare ligatures); fall back to the raw text when lengths differ.
+    n = unicodedata.normalize("NFKC", text)
+    return n if len(n) == len(text) else text
+
+
+def _is_cjk(s: str) -> bool:
+    return any("\u3040" <= ch <= "\u9fff" or ch == "ー" for ch in s)
+
+
+@lru_cache(maxsize=64)
+def _compile_vocab(entries: tuple[_Entry, ...]) -> re.Pattern[str] | None:
+    surfaces = {_norm(s): _is_cjk(s) for e in entries for s in e.surfaces}
+    if not surfaces:
+        return None
+    return re.compile(_trie_pattern(surfaces), re.IGNORECASE)
+
+
+#: how a Latin-script name must not touch an ASCII letter or digit (docs/output.md)
+_AFTER_OK = "(?![A-Za-z0-9])"
+
+
+def _trie_pattern(surfaces: dict[str, bool]) -> str:
+    """One regex matching, at each position, the longest surface that fits there.
+
+    The surfaces share prefixes, so they are merged into a trie: an alternation of every
+    surface (longest first) made the regex engine try each one at every character of the
+    text, hundreds of attempts per character. A Latin-script surface (``surfaces[s]`` is
+    False for it) must not touch an ASCII letter or digit on either side; the check before
+    it sits at the end of its path, as a fixed-width look-behind over the surface itself.
+    Children come before the node's own end, so longer surfaces win, and backtracking
+    falls back to a shorter one when the longer one's boundary fails, as the plain
+    longest-first alternation did.
+    """
+    root: dict[str, Any] = {}
+    for surface, cjk in surfaces.items():
+        node = root
+        for ch in surface:
+            node = node.setdefault(ch.lower(), {})
+        node.setdefault("", set()).add((len(surface), cjk))
+
+    def emit(node: dict[str, Any]) -> str:
+        alts = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
+        for depth, cjk in sorted(node.get("", ()), key=lambda x: x[1]):
+            alts.append("" if cjk else rf"(?<![A-Za-z0-9][\s\S]{{{depth}}}){_AFTER_OK}")
+        if len(alts) == 1:
+            return alts[0]
+        return "(?:" + "|".join(alts) + ")"
+
+    first = "".join(sorted({re.escape(ch) for ch in root}))
+    # the look-ahead rejects most positions with one character-class test
+    return f"(?=[{first}])" + emit(root)
+
+
+@lru_cache(maxsize=64)
+def _surface_lookup(entries: tuple[_Entry, ...]) -> dict[str, _Entry]:
+    out: dict[str, _Entry] = {}
+    for e in entries:
+        for s in e.surfaces:
+            out.setdefault(_norm(s).casefold(), e)
+    return out
+
+
+#: the bundled corpus each bundled vocabulary's associations are counted over
+BUNDLED_CORPUS_OF = {"cloud": "cloud_docs", "ja_site": "ja_site"}
+#: how a shipped vocabulary is declared (``bundled:cloud``, ``bundled:ja-site``): the CLI
+#: and the service read the same spelling
+BUNDLED_PREFIX = "bundled:"
+
+
+def bundled_name(spec: str) -> str | None:
+    """The shipped vocabulary a ``bundled:NAME`` declaration names, as its file is named
+    (``ja-site`` and ``ja_site`` are both ``ja_site``); ``None`` for any other spec. Whether
+    that vocabulary exists is :func:`bundled_vocabulary`'s to say.
+
+    >>> bundled_name("bundled:ja-site"), bundled_name("none")
+    ('ja_site', None)
+    """
+    if not spec.startswith(BUNDLED_PREFIX):
+        return None
+    return spec[len(BUNDLED_PREFIX):].replace("-", "_")
+
+
+@lru_cache(maxsize=8)
+def bundled_vocabulary(name: str) -> Vocabulary:
+    """A vocabulary shipped with turnscope (``cloud``, ``ja_site``), with entity
+    associations counted over the bundled documents of the same domain."""
+    try:
+        ref = resources.files("turnscope").joinpath("data", "vocab", f"{name}.json")
+        vocab = Vocabulary.from_dict(json.loads(ref.read_text(encoding="utf-8")), source=name)
+    except FileNotFoundError:
+        raise ConfigError(f"no bundled vocabulary named {name!r}") from None
+    corpus = BUNDLED_CORPUS_OF.get(name)
+    if corpus is None:
+        return vocab
+    try:
+        lines = resources.files("turnscope").joinpath("data", "corpus", f"{corpus}.jsonl") \
+            .read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return vocab
+    texts = []
+    for line in lines:
+        if line.strip():
+            row = json.loads(line)
+            texts.append(f"{row.get('title', '')} {row.get('text', '')}")
+    return vocab.with_associations(texts)
+
+
+def bundled_vocabularies() -> Vocabulary:
+    """Every vocabulary shipped with turnscope, merged (what the bundled set uses)."""
+    merged = Vocabulary()
+    for name in BUNDLED_CORPUS_OF:
+        merged = merged.merged(bundled_vocabulary(name))
+    return merged
 
 
 # General extractor ---------------------------------------------------------------------
@@ -459,3 +802,148 @@ def _merge(primary: Iterable[Mention], secondary: Iterable[Mention]) -> list[Men
                 own(len(kept) - 1)
     return kept
 
+
+# Enumerations --------------------------------------------------------------------------
+# The ordered lists of alternatives a turn offers ("Frankfurt, Dublin and
+# Paris", "1) … 2) …", 「AとBとC」), kept in order so that "the second one" can be resolved.
+
+_PAIR_LINK = re.compile(r"\s*(?:↔|<->|⇄|<=>|/|&|and|vs\.?|versus)\s*", re.IGNORECASE)
+#: what joins two items of a list; an English article may open the next item ("the Paleozoic
+#: Era, the Mesozoic Era and the Cenozoic Era")
+_COORD = re.compile(r"^\s*(?:,|、|，|/|and|or|,\s*and|,\s*or|and\s+also|as\s+well\s+as|vs\.?|versus|"
+                    r"と|や|または|か|及び|および)(?:\s+(?:the|a|an))?\s*$", re.IGNORECASE)
+_PAREN_SPAN = re.compile(r"\([^()]*\)|（[^（）]*）")
+_LOOSE_COORD = re.compile(r"(?:,\s*|\s)(?:or|and)\s*$|、$|と$|や$|または$", re.IGNORECASE)
+_INLINE_NUMBER_JA = re.compile(r"([1-9])(?:つ目|番目)(?:が|は|に|として)")
+_INLINE_NUMBER = re.compile(r"(?<![\w.\-/])(\d{1,2})[.)）]\s+")
+_NUMBERED_LINE = re.compile(r"^\s*(?:\(?(\d{1,2})[.)、）]|[-*•・]|[①-⑳])\s*(.+)$", re.MULTILINE)
+
+
+def find_enumerations(text: str, turn: int, lang: str, ms: list[Mention]) -> list[Enumeration]:
+    """The ordered lists of alternatives in ``text``, most explicit first, from its
+    mentions ``ms`` (see :meth:`EntityExtractor.enumerations`)."""
+    parens = [(p.start(), p.end()) for p in _PAREN_SPAN.finditer(text)]
+    paren_starts = [a for a, _ in parens]
+
+    def in_parens(m: Mention) -> bool:
+        # the spans do not overlap and come in order: only the last one opening
+        # before m can hold it (testing every span per mention was quadratic)
+        k = bisect_left(paren_starts, m.start) - 1
+        return k >= 0 and m.start < parens[k][1]
+
+    named = [m for m in ms if not m.is_attribute and not in_parens(m)]
+    by_start = sorted(range(len(named)), key=lambda k: named[k].start)
+    named_starts = [named[k].start for k in by_start]
+
+    def named_from(lo: int, hi: int) -> list[Mention]:
+        """The named mentions starting in [lo, hi), in the order of ``named``."""
+        ks = by_start[bisect_left(named_starts, lo):bisect_left(named_starts, hi)]
+        return [named[k] for k in sorted(ks)]
+    out: list[Enumeration] = []
+
+    markers = list((_INLINE_NUMBER_JA if lang == "ja" else _INLINE_NUMBER).finditer(text))
+    if len(markers) < 2:
+        markers = list(_NUMBERED_LINE.finditer(text))
+        bodies = [(ln.start(2), ln.end()) for ln in markers]
+    else:
+        nums = [int(mk.group(1)) for mk in markers]
+        if nums != list(range(1, len(markers) + 1)):
+            markers, bodies = [], []
+        else:
+            bodies = [(mk.end(), markers[k + 1].start() if k + 1 < len(markers) else len(text))
+                      for k, mk in enumerate(markers)]
+    if len(bodies) >= 2:
+        items: list[Mention] = []
+        for a, b in bodies:
+            clause = re.split(r"[,，、。;:：(（—–]|\s(?:or|and|which|that|with)\s|です|でした",
+                              text[a:b])[0]
+            clause = " ".join(re.sub(r"^(?:the|a|an)\s+", "", clause.strip(), flags=re.I)
+                              .split()[:8]).rstrip(".。")
+            # (English: room for the article the clause dropped; Japanese clauses end
+            # where they were split, or "カメラです。入館証…" would reach the next sentence)
+            clause_end = a + len(text[a:b]) - len(text[a:b].lstrip()) + len(clause) \
+                + (0 if lang == "ja" else 4)
+            inside = named_from(a, min(b, clause_end))
+            if lang == "ja":
+                inside = [m for m in inside if m.source == "vocab"]
+            pair = [m for m in named_from(a, b) if not in_parens(m)]
+            if len(pair) >= 2 and pair[0].type == pair[1].type \
+                    and _PAIR_LINK.fullmatch(_PAREN_SPAN.sub("", text[pair[0].end:pair[1].start])):
+                # "3. Virginia (us-east-1) ↔ Oregon (us-west-2)": the item is the pair
+                both = f"{pair[0].name} and {pair[1].name}"
+                items.append(Mention(pair[0].type, both, both, pair[0].start, pair[1].end,
+                                     pair[0].source))
+                continue
+            if inside and len(clause.split()) <= len(inside[0].surface.split()) + 1:
+                items.append(inside[0])
+            elif clause:
+                typ = inside[0].type if inside else "phrase"
+                items.append(Mention(typ, clause, clause, a, a + len(clause), "general"))
+        if len(items) == len(bodies):
+            out.append(Enumeration(turn, tuple(items), numbered=True, kind="numbered"))
+
+    def coordination(pool: list[Mention], loose: bool) -> list[Mention]:
+        """The longest chain of ``pool`` joined by coordinators. ``loose`` lets a
+        clause's tail sit between two items ("RDB snapshots every 6 hours, or AOF")."""
+        # the best chain is a prefix of a chain list (chains only grow or restart):
+        # keeping it by reference and length avoids copying it at every step
+        best: list[Mention] = []
+        best_len = 0
+        chain: list[Mention] = []
+        surfaces: set[str] = set()
+        last_end = 0
+        for m in pool:
+            if in_parens(m):
+                continue
+            between = text[last_end : m.start].strip()
+            if chain and (between in ("(", "（") or (m.name == chain[-1].name
+                                                    and m.surface == chain[-1].surface)):
+                last_end = m.end  # apposition: "Tokyo (ap-northeast-1)"
+                continue
+            gap = _PAREN_SPAN.sub("", text[last_end : m.start]).strip("()（） ") if chain else ""
+            joined = bool(_COORD.match(gap)) or (
+                loose and bool(_LOOSE_COORD.search(gap)) and not re.search(r"[.;:?!。]", gap))
+            if chain and joined and m.surface not in surfaces:
+                chain.append(m)
+                surfaces.add(m.surface)
+            else:
+                chain = [m]
+                surfaces = {m.surface}
+            last_end = m.end
+            if len(chain) > best_len:
+                best, best_len = chain, len(chain)
+        return best[:best_len]
+
+    typed_pool = [x for x in ms if not x.is_attribute and (x.source == "vocab" or x.type == "name")]
+    best = coordination(typed_pool, loose=True)
+    if len(best) >= 2:
+        # the last item may carry the list's noun and so not be a name of its own
+        # ("the Paleozoic, Mesozoic and Cenozoic eras"): a capitalised phrase joined on
+        after = [x for x in ms if x.start >= best[-1].end and not x.is_attribute and not in_parens(x)]
+        if after:
+            nxt = min(after, key=lambda x: x.start)
+            if nxt.surface[:1].isupper() and _COORD.match(text[best[-1].end:nxt.start]) \
+                    and nxt.surface not in {m.surface for m in best}:
+                best = [*best, nxt]
+    if len(best) < 2:
+        best = coordination([x for x in ms if not x.is_attribute], loose=False)
+    if len(best) >= 2:
+        if len({m.name for m in best}) < len(best):
+            best = [Mention(m.type, m.surface, m.surface, m.start, m.end, m.source)
+                    for m in best]
+        out.append(Enumeration(turn, tuple(best), numbered=False))
+
+    by_type: dict[str, list[Mention]] = {}
+    seen_names: dict[str, set[str]] = {}
+    for m in named:
+        if m.source == "vocab" or m.type == "name":
+            bucket = by_type.setdefault(m.type, [])
+            names = seen_names.setdefault(m.type, set())
+            if m.name not in names:
+                bucket.append(m)
+                names.add(m.name)
+    for items_t in by_type.values():
+        if len(items_t) >= 2 and all(
+                [x.name for x in e.items] != [y.name for y in items_t] for e in out):
+            out.append(Enumeration(turn, tuple(items_t), numbered=False, kind="run"))
+    return out

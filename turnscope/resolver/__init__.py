@@ -1,10 +1,10 @@
 """The learned resolver: which earlier phrases does the latest message need?
 
-Layout: ``_candidates`` (phrases of earlier turns), ``_features`` (what the ranker
-reads), ``_ranker`` (inference with the shipped model), ``_realize`` (the query),
-``_neural`` (the neural tagger), ``_shift`` (the topic-shift detector), ``_embedcache``
-(each text embedded once). Training lives in :mod:`turnscope.training` (``turnscope
-train``), which nothing here imports.
+Layout: ``_candidates`` (phrases of earlier turns), ``_neural`` (the neural tagger and
+the cached e5 embedder: each text embedded once), ``_ranker`` (the features the ranker
+reads, inference with the shipped model, and the query realised from what it carries),
+``_shift`` (the topic-shift detector and its features). Training lives in
+:mod:`turnscope.training` (``turnscope train``), which nothing here imports.
 
 >>> from turnscope.resolver import HistoryTurn, default_resolver
 >>> h = [HistoryTurn(1, "user", "What is lobular carcinoma?"),
@@ -14,7 +14,7 @@ train``), which nothing here imports.
 """
 
 from turnscope.resolver._candidates import Candidate, HistoryTurn, candidates
-from turnscope.resolver._embedcache import CachedEmbedder
+from turnscope.resolver._neural import CachedEmbedder
 from turnscope.resolver._ranker import (
     Resolution,
     Resolver,
@@ -22,10 +22,10 @@ from turnscope.resolver._ranker import (
     default_resolver,
     history_of,
     ranked_for,
+    realize,
     session_shift,
     shift_threshold,
 )
-from turnscope.resolver._realize import realize
 from turnscope.resolver._shift import ShiftDetector, ShiftMemo, shift_probability, shipped_model
 
 __all__ = [

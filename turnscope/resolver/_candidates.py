@@ -17,8 +17,9 @@ English only: the learned ranker was trained on English conversations.
 from __future__ import annotations
 
 import functools
+import math
 import re
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from dataclasses import dataclass, field
 
 from turnscope._lexicon import (
@@ -28,14 +29,15 @@ from turnscope._lexicon import (
     DETERMINERS,
     PREPOSITIONS,
     PRONOUNS,
+    STOP_WORDS,
     VERBS,
     WH_WORDS,
     predicate_word,
+    tokens,
 )
-from turnscope._words import STOP_WORDS, tokens
 
 __all__ = ["Candidate", "HistoryTurn", "Mention", "candidates", "clear_text_caches", "key_of", "may_name",
-           "sentences"]
+           "overlap", "sentences"]
 
 #: words that never start, end or sit inside a chunk (closed classes + frequent verbs)
 _BREAK = (STOP_WORDS | DETERMINERS | PRONOUNS | PREPOSITIONS | AUXILIARIES | CONJUNCTIONS
@@ -110,6 +112,17 @@ def key_of(text: str) -> frozenset[str]:
     Cached by text: a session asks for the key of the same turns and sentences at
     every later message (``benchmarks/resolver_cost.py``)."""
     return frozenset(s for _, s in tokens(text))
+
+
+def overlap(a: Set[str], b: Set[str]) -> float:
+    """Cosine of two sets of content-word stems: ``|a & b| / sqrt(|a| |b|)``.
+
+    >>> overlap(frozenset({"lobular", "carcinoma"}), frozenset({"carcinoma", "treat"}))
+    0.5
+    """
+    if not a or not b:
+        return 0.0
+    return len(a & b) / math.sqrt(len(a) * len(b))
 
 
 def sentences(text: str) -> list[str]:

@@ -23,7 +23,7 @@ import re
 import unicodedata
 from typing import Protocol
 
-from turnscope._words import stem
+from turnscope._lexicon import stem
 
 __all__ = [
     "DEFAULT_STOPWORDS",

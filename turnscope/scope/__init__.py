@@ -1,32 +1,32 @@
 """Scope policies: which turns and entities the rewriter may see (docs/architecture.md)."""
 
-from turnscope.scope._base import Message, Scope, ScopePolicy
 from turnscope.scope._policies import (
+    CALIBRATED_THRESHOLDS,
     DEFAULT_RECENT_TURNS,
     DEFAULT_WINDOW,
     POLICIES,
     SEGMENT_DEFAULT_DETECTOR,
+    SEGMENT_DETECTORS,
+    CentroidDetector,
     DefaultPolicy,
+    FlagDetector,
     FullPolicy,
     LivenessPolicy,
+    Message,
     PolicySpec,
     RelevantPolicy,
+    Scope,
+    ScopePolicy,
+    SegmentDetector,
     SegmentPolicy,
+    TopicShift,
     WindowPolicy,
+    calibrate_threshold,
     get_policy,
     parse_policy,
     policy_grammar,
     policy_names,
-)
-from turnscope.scope._render import render_evidence
-from turnscope.scope._segment import (
-    CALIBRATED_THRESHOLDS,
-    SEGMENT_DETECTORS,
-    CentroidDetector,
-    FlagDetector,
-    SegmentDetector,
-    TopicShift,
-    calibrate_threshold,
+    render_evidence,
 )
 
 __all__ = [

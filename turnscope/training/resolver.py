@@ -34,20 +34,20 @@ import numpy as np
 from turnscope._matching import check_terms
 from turnscope.datasets import load_canard, load_cast
 from turnscope.resolver._candidates import HistoryTurn, candidates, key_of
-from turnscope.resolver._embedcache import CachedEmbedder
-from turnscope.resolver._features import FEATURES, featurize
-from turnscope.resolver._neural import NeuralTagger, default_tagger
+from turnscope.resolver._neural import CachedEmbedder, NeuralTagger, default_tagger
 from turnscope.resolver._ranker import (
     DEFAULT_HISTORY_TURNS,
+    FEATURES,
     GATE_EXTRA,
     GATE_SEPARATOR,
     carried_count,
+    featurize,
     gate_rows,
+    realize,
     scope_history,
     shortlist,
     tagger_view,
 )
-from turnscope.resolver._realize import realize
 from turnscope.resolver._shift import history_shift_probability
 from turnscope.training.calibration import (
     CALIBRATION_SEEDS,

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from turnscope import detect_language
-from turnscope.conversation._lang import DEFAULT_JA_SHARE, has_cjk
+from turnscope.conversation._state import DEFAULT_JA_SHARE, has_cjk
 
 
 @pytest.mark.parametrize("text", [

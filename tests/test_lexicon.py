@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from turnscope._words import STOP_WORDS, content_words, is_content, stem, tokens
+from turnscope._lexicon import STOP_WORDS, content_words, is_content, stem, tokens
 
 
 @pytest.mark.parametrize(
