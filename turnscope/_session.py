@@ -386,7 +386,8 @@ class Session:
                 _tracing.set_scope(sp, scope, message)
         result = self._rewrite(RewriteRequest(message, scope, state), rewriter)
         # scored before the turn is appended (the detector scores a message, not a turn)
-        shift = TopicShift.decide(state, message, result.topic_shift, self.embedded.resolver)
+        shift = TopicShift.decide(state, message, result.topic_shift, self.embedded.resolver,
+                                  continues=result.continues)
 
         entities = result.entities
         self._append(Turn(idx, Role.USER, content, lang, scr), entities)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from turnscope._matching import has_cjk
@@ -434,8 +435,10 @@ def _persons(text: str) -> list[tuple[int, str]]:
     return found
 
 
+@lru_cache(maxsize=2048)
 def person_names(text: str) -> tuple[str, ...]:
-    """The person names ``text`` introduces, in order of first mention, each once.
+    """The person names ``text`` introduces, in order of first mention, each once (cached:
+    the rewriter asks about the same turns for every candidate of every later message).
 
     >>> person_names("Parasite (2019) was directed by Bong Joon-ho, who also co-wrote it.")
     ('Bong Joon-ho',)

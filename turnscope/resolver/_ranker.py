@@ -628,10 +628,21 @@ class Resolver:
         return cands, np.asarray(self._booster.predict(x, num_threads=1), dtype=np.float64), x
 
     def resolve(self, message: str, history: Sequence[HistoryTurn], *,
-                threshold: float | None = None, shift: float | None = None) -> Resolution:
-        """Score the candidates of ``history`` (oldest first) for ``message`` and rewrite it."""
+                threshold: float | None = None, shift: float | None = None,
+                agrees: Callable[[str], bool] | None = None) -> Resolution:
+        """Score the candidates of ``history`` (oldest first) for ``message`` and rewrite it.
+
+        ``agrees`` is a constraint on the candidates (the pronoun's agreement: a person for
+        "he", not a person for "it"): those it rejects are dropped before the shortlist, and
+        the learned scores decide among the rest. Each candidate is scored as it would be
+        without the constraint (its features do not change), so the constraint only removes."""
         t = self.threshold_for(message) if threshold is None else threshold
         cands, scores, x = self._score(message, history, shift)
+        if agrees is not None and cands:
+            keep = [i for i, c in enumerate(cands) if agrees(c.text)]
+            if len(keep) < len(cands):
+                cands = [cands[i] for i in keep]
+                scores, x = scores[keep], x[keep]
         short = shortlist([c.key for c in cands], scores)
         gate = np.asarray(self._gate.predict(gate_rows(x, scores, short), num_threads=1),
                           dtype=np.float64) \

@@ -39,6 +39,9 @@ class RewriteResult:
     trace: dict[str, object] = field(default_factory=dict)
     #: what the rewrite brought in from earlier turns or the screen, in query order (SPEC 4)
     carried: tuple[str, ...] = ()
+    #: the rewrite resolved a pronoun, an ordinal or an ellipsis against the previous
+    #: exchange: the message continues the topic (the output's ``topic_shift`` is false)
+    continues: bool = False
 
 
 class Rewriter(Protocol):

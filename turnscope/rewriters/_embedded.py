@@ -25,7 +25,8 @@ the evidence the scope policy allowed:
   conjunction left dangling ("unrelated, but what's …?" -> "What's …?").
 
 Which earlier phrase an open-domain English message needs (a pronoun with no ordinal,
-screen or recall cue; a relational noun; a fragment) is not a rule's choice: the learned
+screen or recall cue; a relational noun; a fragment the ``fragment-ellipsis`` rule cannot
+rewrite from an earlier question) is not a rule's choice: the learned
 resolver (``turnscope.resolver``) makes it, in every conversation where the user has named
 nothing of a declared vocabulary. Where the user has, the vocabulary's typed slots decide
 with the rules above (the trace says ``"domain": "vocabulary"``).
@@ -45,6 +46,8 @@ it serves, which the ``route`` rule decides once):
 1. ``after-pivot``, ``strip-preamble`` — openers go (``_opener``);
 2. ``screen`` — "this page", "this site" (``_screen``);
 3. ``pro-forms`` — "mine", a locative "there" in open-domain talk (``_bridge``, ``_deixis``);
+3b. ``fragment-ellipsis`` — "and in France?" in open-domain talk: the thread's earlier question
+   with the part swapped (``_fragment``; it abstains when the swap is not unique);
 4. ``learned-resolver`` — open-domain English with no structural cue (``_bridge``);
 5. ``route`` — which store the reference rules read: the previous exchange and its lists,
    or an earlier exchange (here);
@@ -53,6 +56,8 @@ it serves, which the ``route`` rule decides once):
    elaboration, echo, event or plural, typed carry, subject elaboration, anaphora,
    ellipsis, bridging, unresolved);
 7. ``recall`` — "go back to Dublin" (``_recall``);
+7b. ``clean-query`` — the preamble the message opened with goes from what the rules wrote,
+   a back-reference's topic kept (``_opener``);
 8. ``carry`` — unguarded scopes' qualifiers, then ``place`` — the place frame (``_frame``).
 
 Shared reading (antecedents, the topic, writing a name in) is plain functions in
@@ -68,9 +73,10 @@ from turnscope.resolver import Resolver
 from turnscope.rewriters._base import EMBEDDED, RewriteRequest, RewriteResult
 from turnscope.rewriters._rules._base import Rewrite, Route, Rule, TurnContext, primary_mention
 from turnscope.rewriters._rules._bridge import LearnedResolver, ProForms, ResolverBridge
+from turnscope.rewriters._rules._fragment import FragmentEllipsis
 from turnscope.rewriters._rules._frame import Carry, LocativeFrame
 from turnscope.rewriters._rules._immediate import IMMEDIATE_RULES
-from turnscope.rewriters._rules._opener import AfterPivot, StripPreamble
+from turnscope.rewriters._rules._opener import AfterPivot, CleanQuery, StripPreamble
 from turnscope.rewriters._rules._ordinals import _LIST_ORDINAL
 from turnscope.rewriters._rules._recall import Recall
 from turnscope.rewriters._rules._screen import ScreenDeixis
@@ -131,8 +137,8 @@ class EmbeddedRewriter:
         #: the rules, in the order :meth:`run` tries them (see the module docstring)
         self.rules: tuple[Rule, ...] = (
             AfterPivot(), StripPreamble(), ScreenDeixis(), ProForms(self.bridge),
-            LearnedResolver(self.bridge), RouteRule(), *IMMEDIATE_RULES, Recall(), Carry(),
-            LocativeFrame(),
+            FragmentEllipsis(self.bridge), LearnedResolver(self.bridge), RouteRule(), *IMMEDIATE_RULES,
+            Recall(), CleanQuery(), Carry(), LocativeFrame(),
         )
 
     @property
@@ -173,4 +179,27 @@ class EmbeddedRewriter:
             backend=EMBEDDED,
             trace=trace,
             carried=turn.carried,
+            continues=_continues(turn),
         )
+
+
+#: trace labels of the rules that resolve a pronoun, an ordinal or an ellipsis against the
+#: previous exchange (recall, bridging and the locative frame read older or looser evidence)
+_CONTINUING = ("ordinal:", "anaphora->", "one-anaphora->", "type-anaphora", "echo->", "ellipsis:",
+               "fragment-ellipsis:", "person-pronoun->", "learned-resolver")
+
+
+def _continues(turn: TurnContext) -> bool:
+    """Whether the rewrite resolved a reference of the message against the previous exchange
+    (the output's ``topic_shift`` is then false): an ordinal, pronoun or ellipsis rule
+    answered, or the learned resolver carried a phrase in for a pronoun of the message."""
+    if turn.c.pivot or turn.route is Route.RECALL:
+        return False
+    for label in turn.rules:
+        if label == "learned-resolver":
+            if turn.carried and english_pronoun(turn.request.message.text,
+                                                turn.request.message.mentions) is not None:
+                return True
+        elif label.startswith(_CONTINUING):
+            return True
+    return False

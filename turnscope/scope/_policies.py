@@ -293,14 +293,20 @@ class TopicShift:
 
     @staticmethod
     def decide(state: ConversationState, message: Message, rewriter_flag: bool,
-               resolver: Resolver | None) -> ShiftDecision:
+               resolver: Resolver | None, *, continues: bool = False) -> ShiftDecision:
         """The output's ``topic_shift``: the learned detector's thresholded decision
         (the model's shipped threshold) or an explicit change-of-subject cue (the
         classifier's pivot patterns, which the detector also reads), whatever the rewriter
         or the scope policy. The first user turn has nothing to shift from. Only if the
         detector cannot be loaded does the rewriter's flag stand in
         (``shift_decided_by: "rewriter"``). Scored before the turn is appended (the
-        detector scores a message, not a turn)."""
+        detector scores a message, not a turn).
+
+        ``continues``: the rewriter resolved a pronoun, an ordinal or an ellipsis of the
+        message against the previous exchange ("the second one" -> "Dublin"); such a
+        follow-up continues the topic whatever the detector scores (it reads the new
+        predicate as drift), so the output says no shift unless the message is an explicit
+        change of subject (``shift_decided_by: "resolved-reference"``)."""
         from turnscope.resolver import session_shift, shift_probability
 
         pivot = message.classification.pivot and any(t.role is Role.USER for t in state.turns)
@@ -319,6 +325,10 @@ class TopicShift:
         detected = p >= threshold
         notes.update(shift_probability=round(p, 4), shift_threshold=threshold,
                      shift_decided_by="pivot" if pivot and not detected else "detector")
+        if continues and not message.classification.pivot:
+            if detected:
+                notes.update(shift_decided_by="resolved-reference")
+            return ShiftDecision(False, rewriter_flag, notes)
         return ShiftDecision(detected or pivot, rewriter_flag, notes)
 
 

@@ -5,12 +5,21 @@ leaves the rules to answer alone.
 from __future__ import annotations
 
 import logging
+import re
+from collections.abc import Callable, Sequence
 
 from turnscope._exceptions import ConfigError
 from turnscope.conversation import ConversationState, Role
 from turnscope.entities import EntityExtractor
-from turnscope.references import Cue, ReferenceClass, english_pronoun
-from turnscope.resolver import Resolver, default_resolver, history_of, session_shift
+from turnscope.references import (
+    Cue,
+    ReferenceClass,
+    english_pronoun,
+    is_person,
+    person_names,
+    pronoun_agreement,
+)
+from turnscope.resolver import HistoryTurn, Resolver, default_resolver, history_of, session_shift
 from turnscope.rewriters._base import RewriteRequest
 from turnscope.rewriters._rules._base import Rewrite, Route, TurnContext
 from turnscope.rewriters._rules._deixis import Substitution, locative_there, possessive_pronoun
@@ -40,6 +49,77 @@ def _in_domain(state: ConversationState) -> bool:
             return True
     memo.domain_read = len(turns)
     return False
+
+def agreement_filter(message: str, history: Sequence[HistoryTurn]) -> Callable[[str], bool] | None:
+    """The constraint the message's pronouns put on an antecedent, for the learned resolver's
+    candidates: "he"/"she" reject a phrase the conversation's grammar says is a thing (and,
+    once the grammar has introduced a person, any phrase it does not say is one), "it" one
+    it says is a person (:func:`is_person`); a phrase the grammar says nothing about is
+    otherwise kept, and the learned score decides among those kept. ``None``: no constraint (no pronoun, or pronouns
+    of two kinds)."""
+    need = pronoun_agreement(message)
+    if need not in ("person", "thing"):
+        return None
+    texts = [t for h in history for t in ((h.text,) if h.rewrite is None else (h.text, h.rewrite))]
+    introduced = any(person_names(t) for t in texts)
+    if need == "thing" and not introduced:
+        return None  # no person anywhere: nothing for "it" to reject
+
+    def agrees(phrase: str) -> bool:
+        known = is_person(phrase, texts)
+        if need == "person" and introduced:
+            # the conversation introduced someone by grammar: "he" is one of those, not a
+            # phrase the grammar says nothing about ("Apple" after "Tim Cook has been
+            # Apple's chief executive")
+            return known is True
+        return known is None or known is (need == "person")
+
+    return agrees
+
+
+_PERSON_PRONOUN = re.compile(r"\b(?:he|she|him|his|her)\b", re.IGNORECASE)
+
+
+def person_pronoun(message: str, history: Sequence[HistoryTurn]) -> tuple[str, str] | None:
+    """"How old is he?" after an exchange that introduced exactly one person: the message
+    with the name in place of the pronoun ("his" -> "Bong Joon-ho's"), and the name. The
+    last answer is read first, then the last user turn (as resolved); the first of them that
+    introduces anyone must introduce exactly one person, and the message must have exactly
+    one such pronoun, or nothing is written (two people: the grammar alone cannot pick)."""
+    if pronoun_agreement(message) != "person":
+        return None
+    found = list(_PERSON_PRONOUN.finditer(message))
+    if len(found) != 1:
+        return None
+    answer = next((h for h in reversed(history) if h.role == "assistant"), None)
+    question = next((h for h in reversed(history) if h.role == "user"), None)
+    if answer is not None and question is not None and answer.index < question.index:
+        answer = None  # the last user turn has no answer yet: it is the last exchange
+    names: tuple[str, ...] = ()
+    for h in (answer, question):
+        if h is not None:
+            names = person_names(h.rewrite or h.text) or (person_names(h.text) if h.rewrite else ())
+            if names:
+                break
+    if len(names) != 1:
+        return None
+    name = names[0]
+    if name.casefold() in message.casefold():
+        return None
+    m = found[0]
+    word = m.group(0).lower()
+    if word == "her":
+        # "her" is the object ("ask her") or the possessive ("her age"): which one is the
+        # next word's to say, and a wrong "'s" is a wrong word
+        nxt = re.match(r"\s+([A-Za-z]+)", message[m.end():])
+        if nxt is not None and nxt.group(1).lower() not in _NOT_A_NOUN:
+            return None
+    new = f"{name}'s" if word == "his" else name
+    return message[:m.start()] + new + message[m.end():], name
+
+
+#: words after "her" that show it is an object, not a possessive ("did they ask her to …")
+_NOT_A_NOUN = frozenset("to about for in on at with from and or if when as so because".split())
 
 
 class ResolverBridge:
@@ -95,9 +175,17 @@ class ResolverBridge:
         # shift detector: neither needs the other's answer
         resolver.prefetch(text, history)
         shift = session_shift(state, msg.index, msg.text, resolver)
-        res = resolver.resolve(text, history, shift=shift)
+        res = resolver.resolve(text, history, shift=shift, agrees=agreement_filter(text, history))
         trace["resolver"] = res.trace()
         trace["shift_probability"] = round(shift, 4)
+        if not res.carried:
+            # the resolver carried nothing: a "he"/"she" may still have exactly one person to
+            # stand for in the last exchange (the resolver's candidates are phrases, and its
+            # gate does not know that a pronoun of a person needs one)
+            person = person_pronoun(text, history)
+            if person is not None:
+                trace["person_pronoun"] = person[1]
+                return person[0], (person[1],)
         return res.query, res.carried
 
     def _open_domain(self, request: RewriteRequest) -> bool:
@@ -171,5 +259,7 @@ class LearnedResolver:
         if learned is None:
             return Rewrite(turn.text, trace=tuple(trace.items())) if trace else None
         text, more = learned
-        return Rewrite(text, ("learned-resolver",), carried=more, trace=tuple(trace.items()),
+        person = trace.get("person_pronoun")
+        label = f"person-pronoun->{person}" if isinstance(person, str) else "learned-resolver"
+        return Rewrite(text, (label,), carried=more, trace=tuple(trace.items()),
                        learned=True, final=True)

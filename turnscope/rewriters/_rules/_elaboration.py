@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import re
 
-from turnscope._lexicon import FUNCTION_WORDS, is_plural, pronoun_number
+from turnscope._lexicon import DETERMINERS, FUNCTION_WORDS, is_plural, pronoun_number
 from turnscope.conversation import ConversationState, ResolvedTurn, Role
 from turnscope.entities import EntityExtractor, Mention
-from turnscope.references import english_pronoun
+from turnscope.references import elaboration_query, english_pronoun, split_preamble
 from turnscope.rewriters._rules._base import find_antecedent, scoped_user_records, substitute_pronouns
 from turnscope.rewriters._rules._text import _SENT_END, _SENTENCE_SPLIT, _join
 from turnscope.scope import Scope
@@ -42,7 +42,9 @@ def elaboration(extractor: EntityExtractor, text: str, lang: str, scope: Scope,
     """"In more detail" asks about what the assistant just explained.
 
     The subject is the previous question as it was resolved; "the second part",
-    "the last bit", "the bit about X" narrow it to that sentence of the answer.
+    "the last bit", "the bit about X" narrow it to that sentence of the answer. An English
+    query names the question's subject ("Tell me more about Citizen Kane") rather than
+    pasting the question, when its grammar names one (:func:`elaboration_query`).
     """
     records = scoped_user_records(scope, state)
     if not records:
@@ -82,7 +84,45 @@ def elaboration(extractor: EntityExtractor, text: str, lang: str, scope: Scope,
     end = "？" if lang == "ja" else "?"
     if lang == "ja":
         return f"{subject}について、{core}{end}", prev.focus
+    if part is None and subject == _SENT_END.sub("", prev.query):
+        # the previous question would be pasted whole: its subject (and its closing "in X"
+        # setting) is the query instead ("Tell me more about Citizen Kane"), where the
+        # question's grammar names one
+        about = elaboration_query(text, prev.query)
+        if about is not None and _headed(extractor, about, prev.query, lang):
+            return about, prev.focus
     return f"{core} — {subject}{end}", prev.focus
+
+_ABOUT = "Tell me more about "
+
+
+def _headed(extractor: EntityExtractor, about: str, question: str, lang: str) -> bool:
+    """Whether the subject :func:`elaboration_query` found ends on a head noun the question
+    names: a capitalised word, or the last word of a phrase the extractor finds in it. A
+    subject cut in the wrong place ("the", "the oceans salty") is not written in: the query
+    then keeps the previous question whole, which is long but has no wrong word."""
+    subject = about[len(_ABOUT):] if about.startswith(_ABOUT) else about
+    words = [w for w in re.findall(r"[\w'’-]+", subject) if w.lower() not in DETERMINERS]
+    if not words:
+        return False
+    core = split_preamble(question)[0].strip().rstrip(" ?.!")
+    if re.match(r"^(?:why|how|when|where)\s+(?:is|are|was|were)\s", core, re.IGNORECASE) \
+            and core.casefold().endswith(subject.casefold()):
+        # "why are the oceans salty?": after "why is/are" the subject is followed by its
+        # predicate, so a subject that runs to the end of the question swallowed it
+        return False
+    head = words[-1]
+    # (a closing "in postgres" setting: the head is the word before it)
+    setting = re.search(r"\s(?:in|on)\s+\S+(?:\s+\S+)?$", subject)
+    if setting is not None:
+        before = [w for w in re.findall(r"[\w'’-]+", subject[:setting.start()]) if w.lower() not in DETERMINERS]
+        if before:
+            head = before[-1]
+    if head[:1].isupper():
+        return True
+    heads = {m.name.split()[-1].casefold() for m in extractor.extract(question, lang) if m.name.split()}
+    return head.casefold() in heads
+
 
 def subject_phrase(prev: ResolvedTurn, lang: str) -> str:
     """What the previous exchange was about: its question's entities and attributes."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from turnscope.references import ReferenceClass, after_pivot
+from turnscope.references import ReferenceClass, after_pivot, attach_topic, split_preamble
 from turnscope.rewriters._rules._base import Rewrite, Route, TurnContext
 
 _PREAMBLE = re.compile(
@@ -78,3 +78,57 @@ class StripPreamble:
         if not stripped or stripped == turn.text:
             return None
         return Rewrite(_as_sentence(stripped, turn.lang), ("strip-preamble",))
+
+
+def _names_topic(query: str, topic: str) -> bool:
+    """Whether ``query`` still names the back-reference's topic: its head noun (the last
+    word of "the training plan") is a word of the query."""
+    words = topic.split()
+    head = words[-1].casefold() if words else ""
+    return bool(head) and re.search(rf"(?<![\w'’-]){re.escape(head)}(?![\w'’-])", query, re.IGNORECASE) is not None
+
+
+class CleanQuery:
+    """What the rules wrote, without the conversational preamble an English message opened
+    with ("thanks!", "ok, another thing:", "going back to the UK,"): none of that is a search
+    word. A back-reference's topic stays in the query: where the query already names it,
+    the preamble simply goes; else, where the rules left the message as typed, the topic
+    takes the place of its one "it" or, for a place, is attached ("… in the UK?")
+    (:func:`attach_topic`); else the query is left as the rules wrote it (dropping the
+    topic would lose the subject, and overriding what the rules wrote needs more evidence
+    than the user's words)."""
+
+    name = "clean-query"
+    route: Route | None = None
+
+    def apply(self, turn: TurnContext) -> Rewrite | None:
+        if turn.lang != "en":
+            return None
+        typed = turn.request.message.text.strip()
+        typed_clean, topic = split_preamble(typed)
+        if typed_clean == typed:
+            return None  # the user opened with no preamble: nothing to clean
+        clean, written_topic = split_preamble(turn.text)
+        if clean == turn.text:
+            return None  # an earlier rule already dropped it
+        topic = topic or written_topic
+        if topic is None:
+            return Rewrite(clean, ("clean-query",))
+        if _names_topic(clean, topic):
+            return Rewrite(clean, ("clean-query",))
+        if turn.text.strip() != typed or topic.split()[-1].casefold() in _NOT_A_TOPIC:
+            # the rules wrote something in that is not the named topic (the thread "the
+            # other thing" names was read by the recall rule), or the back-reference names
+            # no subject: the query stays as they wrote it
+            return None
+        attached = attach_topic(typed_clean, topic)
+        if attached is not None and not turn.carried:
+            # the topic the user named stands where the message had "it" (or closes a
+            # place): "back to the curry, can I freeze it?" -> "Can I freeze the curry?"
+            return Rewrite(attached, ("clean-query:topic",))
+        return None
+
+
+#: heads of back-references that point at a thread or a turn, not at a subject
+_NOT_A_TOPIC = frozenset("thing things topic topics question questions one ones stuff part bit point "
+                         "earlier before that this it".split())
