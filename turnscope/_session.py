@@ -454,6 +454,12 @@ class Session:
             # the subject of a standalone question; a bare noun ("what is anemia?") names
             # its subject as well as a longer phrase does, "the system" does not
             return f
+        rules = result.trace.get("rules")
+        if f is not None and not f.is_attribute and isinstance(rules, list) \
+                and "screen:situational_page" in rules:
+            # "what does the product on this page cost?" written with the page's subject:
+            # the page names what the conversation is now about
+            return f
         prev = self.state.resolved.get(self._last_user) if self._last_user else None
         topic = prev.topic if prev is not None else None
         if topic is not None and self.state.slots.get(topic.type, topic.name) is None:

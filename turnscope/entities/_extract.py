@@ -466,13 +466,17 @@ def _base_form(word: str) -> str:
     return "" if word.endswith(("s", "ed", "ing")) else word
 
 
-_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’_\-./]*[A-Za-z0-9]|[A-Za-z0-9]")
+# Latin letters with their accented forms: "Évora" and "Óbidos" are one word each
+_L = "A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f"
+_TOKEN = re.compile(rf"[{_L}0-9][{_L}0-9'’_\-./]*[{_L}0-9]|[{_L}0-9]")
 _IDENT = re.compile(r"^(?=.*[0-9])(?=.*[A-Za-z])[A-Za-z0-9][A-Za-z0-9_\-./]*$|^\w+_\w+$|^\w+(?:\.\w+){2,}$")
 _NUMBER = re.compile(r"^[0-9][0-9.,]*$")
 _ACRONYM = re.compile(r"^[A-Z][A-Z0-9]{1,}s?$")
 _QUOTED = re.compile(r"\"([^\"]{2,60})\"|“([^”]{2,60})”|「([^」]{1,40})」|『([^』]{1,40})』")
 # Japanese compounds: runs of katakana, kanji and Latin/digits between kana and punctuation
-_JA_COMPOUND = re.compile(r"[\u30a0-\u30ffー\u4e00-\u9fff々A-Za-z0-9][\u30a0-\u30ffー・\u4e00-\u9fff々A-Za-z0-9\-]*")
+# (Latin words and numbers joined by single spaces are one name: 「AirSound Pro 3 の重さ」)
+_JA_COMPOUND = re.compile(r"[\u30a0-\u30ffー\u4e00-\u9fff々A-Za-z0-9][\u30a0-\u30ffー・\u4e00-\u9fff々A-Za-z0-9\-]*"
+                          r"(?:(?<=[A-Za-z0-9]) (?=[A-Za-z0-9])[A-Za-z0-9][A-Za-z0-9\-]*)*")
 _JA_STOP = frozenset("何 私 僕 今 方 事 時 所 物 人 感じ 場合 以外 以上 以下 ため 的".split())
 _PAREN = re.compile(r"\([^()]*\)|（[^（）]*）|\s(?:region|regions|tier|plan|API)\b")
 #: determiners after which a verb form is a noun ("the export"); quantifiers such as

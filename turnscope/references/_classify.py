@@ -118,7 +118,7 @@ SITE_JA = re.compile(r"(?:この|こちらの|御社の|このウェブ)(?:サ�
 
 _DEMONSTRATIVE_NP_EN = re.compile(r"\b(?:that|this|those|these|such)\s+(?P<noun>[a-z][a-z\-]+)",
                                   re.IGNORECASE)
-_PRONOUN_JA = re.compile(r"それ|これ|あれ|その|この|あの|そちら|こちら|そっち|こっち|そこ|前者|後者|同じ")
+_PRONOUN_JA = re.compile(r"(?<!ど)(?:それ|これ|あれ|その|この|あの|そちら|こちら|そっち|こっち|そこ|前者|後者|同じ)")
 
 # elliptical openers: "what about the RTO?", "and for Paris?", "how about X", "same for X"
 _ELLIPSIS_EN = re.compile(

@@ -180,7 +180,11 @@ class TurnContext:
 
 _EN_DEM_NP = re.compile(r"\b(?:that|this|those|these|the\s+same)\s+(?P<noun>[A-Za-z][A-Za-z\-]+)",
                         re.IGNORECASE)
-_JA_DEM_NP = re.compile(r"(?:その|この|あの)(?=[\u30a0-\u30ffー\u4e00-\u9fffA-Za-z])")
+# (not the こ of the interrogative どこの, "which ...'s")
+_JA_DEM_NP = re.compile(r"(?<!ど)(?:その|この|あの)(?=[\u30a0-\u30ffー\u4e00-\u9fffA-Za-z])")
+# 「その人」「あの方」 point at a person: the focus is a thing or a role as often as not, and
+# nothing here tells a Japanese person's name, so such a message is left as typed
+JA_DEM_PERSON = re.compile(r"(?<!ど)(?:その|この|あの)(?:人|方|かた|男性|女性)")
 _JA_PRON = re.compile(r"それ|これ|あれ|そちら|こちら|そっち|こっち")
 _NOT_DEM_NOUNS = frozenset("one ones page site article detail more time way part".split())
 _ORG_NAME = re.compile(r"\b(?:Club|Company|Corporation|Corp|Inc|Ltd|Group|Band|Team|Party|"
@@ -196,7 +200,7 @@ def primary_mention(named: Sequence[Mention], text: str = "", lang: str = "en") 
     if text:
         # noun phrases are head-final: 「アバター案内の無料トライアル」 is about the trial,
         # "CMK rotation" is a rotation; follow a compound (or の chain) to its last entity
-        links = ("の", "での", "における") if lang == "ja" else ("", " ", "-", "'s ", "’s ")
+        links = ("の", "での", "における", " ") if lang == "ja" else ("", " ", "-", "'s ", "’s ")
         head = vocab[0]
         for m in vocab[1:]:
             if m.start >= head.end and text[head.end:m.start] in links:
@@ -347,6 +351,8 @@ def substitute_pronouns(extractor: EntityExtractor, text: str, lang: str, name: 
                          allow_that: bool) -> tuple[str, int]:
     """Replace the pronoun the classifier would resolve (the same rules decide)."""
     if lang == "ja":
+        if JA_DEM_PERSON.search(text):
+            return text, 0
         n = 0
 
         def dem(m: re.Match[str]) -> str:

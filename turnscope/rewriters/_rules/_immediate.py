@@ -38,6 +38,7 @@ from turnscope.rewriters._rules._base import (
     gapping,
     parallel_records,
     scoped_user_records,
+    JA_DEM_PERSON,
     substitute_pronouns,
     topic_in_scope,
 )
@@ -411,6 +412,9 @@ class Anaphora:
         if antecedent is None or not (Cue.PRONOUN in turn.c.cues or Cue.DEMONSTRATIVE in turn.c.cues):
             return None
         text, lang = turn.text, turn.lang
+        if lang == "ja" and JA_DEM_PERSON.search(text):
+            # 「その人」: a person nothing here can name; no later rule may attach a thing
+            return Rewrite(text, ("anaphora:person-unresolved",), final=True)
         new, n = substitute_pronouns(turn.extractor, text, lang, antecedent.name, allow_that=True)
         if not n:
             return None

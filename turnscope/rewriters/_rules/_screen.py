@@ -17,6 +17,26 @@ _JA_PROXIMAL_NP = re.compile(r"この(?=[\u30a0-\u30ffー\u4e00-\u9fffA-Za-z])")
 _JA_PROXIMAL = re.compile(r"これ|ここ|こちら")
 
 
+# what a page's title says besides its subject: the site after a bar (a dash as often
+# joins the subject's own parts: 「マニュアル — 画面連動」), a closing
+# 「商品ページ」 or 「ページ」
+_TITLE_SITE = re.compile(r"\s*[|｜].*$")
+_TITLE_PAGE = re.compile(r"\s*(?:の)?(?:商品|製品)?(?:ページ|詳細)$")
+_JA_PAGE_THING = re.compile(_JA_PAGE.pattern + r"(?:の|で紹介している|に載っている)(?:商品|製品)")
+
+
+def page_subject(title: str) -> str:
+    """The subject a page's title names, without the site or a closing 「商品ページ」.
+
+    >>> page_subject("ワイヤレスイヤホン AirSound Pro 3 商品ページ")
+    'ワイヤレスイヤホン AirSound Pro 3'
+    >>> page_subject("配送・送料について | ソラネオ公式ストア")
+    '配送・送料について'
+    """
+    subject = _TITLE_PAGE.sub("", _TITLE_SITE.sub("", title)).strip()
+    return subject or title
+
+
 def situational(text: str, lang: str, scope: Scope, cls: ReferenceClass) -> str | None:
     screen = scope.screen
     if screen is None or screen.is_empty():
@@ -32,6 +52,15 @@ def situational(text: str, lang: str, scope: Scope, cls: ReferenceClass) -> str 
     title = screen.page_title or screen.page_url or ""
     if not title:
         return None
+    if lang == "ja":
+        # 「このページの商品の値段は？」: the page is about its subject, which the query names
+        # as the subject (「…」のページ would make the page, not the product, the focus)
+        subject = page_subject(title)
+        out, n = _JA_PAGE_THING.subn(lambda _m: subject, text, count=1)
+        if not n:
+            out, n = _JA_PAGE.subn(lambda _m: f"「{subject}」", text, count=1)
+        if n:
+            return out
     pat = _JA_PAGE if lang == "ja" else _EN_PAGE
     rep = f"「{title}」のページ" if lang == "ja" else f"the page \"{title}\""
     out, n = pat.subn(lambda _m: rep, text, count=1)
