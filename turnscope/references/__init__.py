@@ -1,6 +1,11 @@
 """Reference classes and follow-up cues (the reference classes of docs/output.md)."""
 
-from turnscope.references._agreement import is_person, person_names, pronoun_agreement
+from turnscope.references._agreement import (
+    is_person,
+    person_names,
+    pronoun_agreement,
+    thing_subject,
+)
 from turnscope.references._classify import (
     HEADLESS_SUPERLATIVE,
     ORDINALS_EN,
@@ -21,7 +26,7 @@ from turnscope.references._classify import (
     follow_up_cue,
 )
 from turnscope.references._ellipsis import Fragment, parse_fragment, substitute_in_thread
-from turnscope.references._preamble import attach_topic, elaboration_query, split_preamble
+from turnscope.references._preamble import attach_topic, elaboration_query, question_subject, split_preamble
 
 __all__ = [
     "after_pivot",
@@ -50,4 +55,6 @@ __all__ = [
     "is_person",
     "person_names",
     "pronoun_agreement",
+    "question_subject",
+    "thing_subject",
 ]

@@ -15,14 +15,14 @@ English only: Japanese text gives None / no names.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
 from turnscope._matching import has_cjk
 
-__all__ = ["Agreement", "is_person", "person_names", "pronoun_agreement"]
+__all__ = ["Agreement", "is_person", "person_names", "pronoun_agreement", "referring_it", "thing_subject"]
 
 Agreement = Literal["person", "thing", "plural"]
 
@@ -499,3 +499,84 @@ def is_person(name: str, texts: Iterable[str]) -> bool | None:
     if person == thing:
         return None
     return person
+
+
+# The subject a thing pronoun continues ------------------------------------------------
+
+_IT = re.compile(r"\b(?P<word>it|its)\b", re.IGNORECASE)
+#: words a subject phrase must not hold: it would point elsewhere itself, or it is a clause
+_NOT_IN_SUBJECT = frozenset(
+    "it its they them their he him his she her this that these those one ones i you we my your our "
+    "what which who whom whose why how when where".split())
+_SUBJECT_PREPOSITION = frozenset("in on at for to with of from by about into over under".split())
+
+
+def referring_it(text: str) -> list[re.Match[str]]:
+    """The "it"/"its" of ``text`` that point at something (not the dummy "it" of "how long
+    does it take to ...")."""
+    dummy_spans = [(m.start(), m.end()) for m in _DUMMY_IT.finditer(text)]
+    return [m for m in _IT.finditer(text)
+            if not (m.group(0) == "IT" and not text.isupper())
+            and not any(a <= m.start() < b for a, b in dummy_spans)]
+
+
+def thing_subject(message: str, questions: Sequence[tuple[str, str | None]],
+                  subject_of: Callable[[str], str | None]) -> tuple[str, str] | None:
+    """"who composed the music for it?": the message with its one "it" (or "its") replaced
+    by the subject of the last question, and that subject.
+
+    ``questions`` are the earlier exchanges, newest first, each (the user's question as
+    resolved, the answer or None); ``subject_of`` reads a question's subject noun phrase.
+    The last question is read, or, when it was about a person ("How old is he?"), the one
+    before it. Nothing is written unless the message needs a thing (one referring "it",
+    no other pronoun), the subject is one singular noun phrase that is not a person and
+    holds no pronoun, wh-word or opening preposition, and the answer names the subject's
+    head word (the exchange stayed on it).
+
+    >>> from turnscope.references._preamble import question_subject
+    >>> thing_subject("who composed the music for it?",
+    ...               [("Who directed the film Parasite?", "Parasite was directed by Bong Joon-ho.")],
+    ...               question_subject)
+    ('who composed the music for the film Parasite?', 'the film Parasite')
+    """
+    if pronoun_agreement(message) != "thing":
+        return None
+    found = referring_it(message)
+    if len(found) != 1:
+        return None
+    known = [t for q, a in questions for t in ((q, a) if a else (q,))]
+    people = {p.casefold() for t in known for p in person_names(t)}
+    for n, (question, answer) in enumerate(questions[:2]):
+        subject = subject_of(question)
+        if subject is None:
+            return None
+        if subject.casefold() in people or is_person(subject, known) is True:
+            if n == 0:
+                # a question about a person ("How old is Bong Joon-ho?"): "it" is what the
+                # conversation was about before it
+                continue
+            return None
+        words = subject.split()
+        if not words or words[0].lower() in _SUBJECT_PREPOSITION \
+                or any(w.lower().strip(",.") in _NOT_IN_SUBJECT for w in words) \
+                or len(words) > 6:
+            return None
+        head = words[-1].strip(",.")
+        if is_plural_word(head) or head.lower() in PERSON_NOUNS:
+            return None
+        if answer is None or not re.search(rf"(?<![\w-]){re.escape(head)}(?![\w-])", answer, re.IGNORECASE):
+            return None  # the answer moved on from the subject (or there is none)
+        if subject.casefold() in message.casefold():
+            return None
+        m = found[0]
+        rep = f"{subject}'s" if m.group("word").lower() == "its" else subject
+        return message[:m.start()] + rep + message[m.end():], subject
+    return None
+
+
+def is_plural_word(word: str) -> bool:
+    """A plural common noun by its ending ("films", "cities"); names and -ss/-us/-is words
+    are not."""
+    low = word.lower()
+    return word[:1].islower() and len(low) > 3 and low.endswith("s") \
+        and not low.endswith(("ss", "us", "is", "ics", "news"))

@@ -18,6 +18,8 @@ from turnscope.references import (
     is_person,
     person_names,
     pronoun_agreement,
+    question_subject,
+    thing_subject,
 )
 from turnscope.resolver import HistoryTurn, Resolver, default_resolver, history_of, session_shift
 from turnscope.rewriters._base import RewriteRequest
@@ -118,6 +120,22 @@ def person_pronoun(message: str, history: Sequence[HistoryTurn]) -> tuple[str, s
     return message[:m.start()] + new + message[m.end():], name
 
 
+def exchanges(history: Sequence[HistoryTurn], most: int = 2) -> list[tuple[str, str | None]]:
+    """The last ``most`` exchanges, newest first: (the user's question as resolved, the
+    answer that followed it or None)."""
+    out: list[tuple[str, str | None]] = []
+    answer: str | None = None
+    for h in reversed(history):
+        if h.role == "assistant":
+            answer = h.text if answer is None else answer
+            continue
+        out.append((h.rewrite or h.text, answer))
+        answer = None
+        if len(out) >= most:
+            break
+    return out
+
+
 #: words after "her" that show it is an object, not a possessive ("did they ask her to …")
 _NOT_A_NOUN = frozenset("to about for in on at with from and or if when as so because".split())
 
@@ -186,6 +204,11 @@ class ResolverBridge:
             if person is not None:
                 trace["person_pronoun"] = person[1]
                 return person[0], (person[1],)
+            # … and an "it" the subject of the last question, when the answer stayed on it
+            thing = thing_subject(text, exchanges(history), question_subject)
+            if thing is not None:
+                trace["thing_pronoun"] = thing[1]
+                return thing[0], (thing[1],)
         return res.query, res.carried
 
     def _open_domain(self, request: RewriteRequest) -> bool:
@@ -260,6 +283,8 @@ class LearnedResolver:
             return Rewrite(turn.text, trace=tuple(trace.items())) if trace else None
         text, more = learned
         person = trace.get("person_pronoun")
-        label = f"person-pronoun->{person}" if isinstance(person, str) else "learned-resolver"
+        thing = trace.get("thing_pronoun")
+        label = (f"person-pronoun->{person}" if isinstance(person, str) else
+                 f"thing-pronoun->{thing}" if isinstance(thing, str) else "learned-resolver")
         return Rewrite(text, (label,), carried=more, trace=tuple(trace.items()),
                        learned=True, final=True)
