@@ -584,7 +584,11 @@ class RelevantPolicy:
 
 
 class DefaultPolicy:
-    """Liveness + relevant exchange for explicit recall + screen for situational references."""
+    """Liveness + relevant exchange for explicit recall + screen for situational references.
+
+    After an explicit change of subject (a pivot cue) the scope starts at that message:
+    the left subject's turns, entities and lists are not handed to the rewriter, except
+    through an explicit recall."""
 
     name = "default"
 
@@ -598,7 +602,13 @@ class DefaultPolicy:
 
     def run(self, state: ConversationState, message: Message) -> Scope:
         base = self.liveness.run(state, message)
-        cls = message.classification.reference_class
+        c = message.classification
+        cls = c.reference_class
+        if c.pivot and any(t.role is Role.USER for t in state.turns):
+            # the user said the subject changed ("ok, different question: …"): from this
+            # message on, the rewriter sees none of the left subject
+            state.segment_start[self.name] = message.index
+        start = state.segment_start.get(self.name, 0)
         if cls is ReferenceClass.EARLIER:
             rel = self.relevant.run(state, message)
             if rel.recalled:
@@ -621,6 +631,17 @@ class DefaultPolicy:
                              slots=slots, stale=base.stale, enumerations=enums,
                              screen=base.screen, guarded=True, recalled=rel.recalled,
                              note=rel.note)
+        if start:
+            # the turns, entities and lists of the subject the user left stay out of the
+            # rewriter's input; an explicit recall ("going back to …") still reaches them
+            # (above), as does a list an ordinal points back to
+            keep_lists = Cue.ORDINAL in c.cues
+            return Scope(self.name, tuple(t for t in base.turns if t >= start),
+                         slots=tuple(s for s in base.slots if s.last_seen >= start),
+                         stale=tuple(s for s in base.stale if s.last_seen >= start),
+                         enumerations=tuple(e for e in base.enumerations
+                                            if keep_lists or e.turn >= start),
+                         screen=base.screen, guarded=True, note=f"subject_start={start}")
         return Scope(self.name, base.turns, slots=base.slots, stale=base.stale,
                      enumerations=base.enumerations, screen=base.screen, guarded=True)
 
