@@ -449,8 +449,16 @@ def person_names(text: str) -> tuple[str, ...]:
     """
     seen: dict[str, None] = {}
     for _, name in _persons(text):
-        seen.setdefault(name, None)
+        seen.setdefault(_unstutter(name), None)
     return tuple(seen)
+
+
+def _unstutter(name: str) -> str:
+    """"Johnny Bench Johnny Lee Bench" -> "Johnny Bench": a page title glued to the text
+    that repeats it (passages often open so) is one name, not a longer one."""
+    words = name.split()
+    again = next((i for i in range(1, len(words)) if words[i] == words[0]), None)
+    return " ".join(words[:again]) if again is not None else name
 
 
 def _same_name(a: str, b: str) -> bool:
@@ -503,11 +511,14 @@ def is_person(name: str, texts: Iterable[str]) -> bool | None:
 
 # The subject a thing pronoun continues ------------------------------------------------
 
-_IT = re.compile(r"\b(?P<word>it|its)\b", re.IGNORECASE)
+# (not the "it" of "it's": "it is" and "it has" take no possessive, and which one it is
+# decides the verb a subject needs)
+_IT = re.compile(r"\b(?P<word>it|its)\b(?!['’])", re.IGNORECASE)
 #: words a subject phrase must not hold: it would point elsewhere itself, or it is a clause
 _NOT_IN_SUBJECT = frozenset(
     "it its they them their he him his she her this that these those one ones i you we my your our "
     "what which who whom whose why how when where".split())
+_DETERMINERS = frozenset("the a an some any all every each no most more much many".split())
 _SUBJECT_PREPOSITION = frozenset("in on at for to with of from by about into over under".split())
 
 
@@ -558,12 +569,15 @@ def thing_subject(message: str, questions: Sequence[tuple[str, str | None]],
             return None
         words = subject.split()
         if not words or words[0].lower() in _SUBJECT_PREPOSITION \
-                or any(w.lower().strip(",.") in _NOT_IN_SUBJECT for w in words) \
-                or len(words) > 6:
-            return None
-        head = words[-1].strip(",.")
-        if is_plural_word(head) or head.lower() in PERSON_NOUNS:
-            return None
+                or any(w.lower().strip(",.") in _NOT_IN_SUBJECT | {"and", "or"} for w in words) \
+                or len(words) > 6 or all(w.lower() in _DETERMINERS for w in words):
+            return None  # a clause, a coordination, or no noun at all
+        # the head of "the benefits of cow milk" is "benefits"
+        of = next((i for i, w in enumerate(words) if w.lower() == "of"), len(words))
+        head = words[max(of - 1, 0)].strip(",.")
+        if is_plural_word(head) or head.lower() in PERSON_NOUNS or head.lower() in _DETERMINERS \
+                or (head.islower() and head.lower().endswith("est") and len(head) > 5):
+            return None  # a plural, a person, or a superlative with no noun ("the smallest")
         if answer is None or not re.search(rf"(?<![\w-]){re.escape(head)}(?![\w-])", answer, re.IGNORECASE):
             return None  # the answer moved on from the subject (or there is none)
         if subject.casefold() in message.casefold():

@@ -192,6 +192,8 @@ def _same_head(question: str, frag: Fragment) -> str | None:
         if low in {"the", "a", "an", "my", "our", "your"}:
             start = m.start()
             break
+        if low in WH_WORDS or low in AUXILIARIES:
+            break  # "What factors led to …": the wh-word is not a modifier, whatever its case
         if m.group(0).islower() and (low in _NP_STOP or low in VERBS):
             break  # "US" in "a US passport" is a modifier, not the pronoun "us"
         start = m.start()
@@ -239,6 +241,9 @@ _NOT_TOPIC = frozenset("I The A An What Who Which Why How When Where Is Are Do D
                        "December Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split())
 
 
+#: words capitalised only because they open the question ("Besides, …")
+_OPENERS = frozenset("besides also however so then now okay ok well actually anyway thanks "
+                     "and but or yes no finally first next still".split())
 _PRONOUN_WORDS = frozenset("it its they them their he him his she her this that these those one ones".split())
 
 
@@ -249,7 +254,8 @@ def _topic(question: str) -> str | None:
     names: list[tuple[int, int]] = []
     for m in _CAP_SPAN.finditer(body):
         words = m.group(0).split()
-        while words and (words[0] in _NOT_TOPIC or "'" in words[0] or "’" in words[0]):
+        while words and (words[0] in _NOT_TOPIC or "'" in words[0] or "’" in words[0]
+                         or (m.start() == 0 and words[0].lower() in _OPENERS and len(words) == 1)):
             words.pop(0)
         if words:
             s = m.start() + m.group(0).index(words[0])
@@ -276,6 +282,8 @@ def _complete(question: str, frag: Fragment) -> str | None:
     languages" -> "What are the official languages of New Zealand?"."""
     if frag.preposition is not None or not frag.phrase.lower().startswith("the "):
         return None
+    if len(frag.phrase.split()) > 4 or any(w.lower() in _NP_STOP for w in frag.phrase.split()[1:]):
+        return None  # "the causes in North America" has its own complement
     plural = is_plural(frag.phrase)
     q = question.strip().rstrip("?.! ")
     m = _COPULA_OF.match(q)
