@@ -532,7 +532,8 @@ def referring_it(text: str) -> list[re.Match[str]]:
 
 
 def thing_subject(message: str, questions: Sequence[tuple[str, str | None]],
-                  subject_of: Callable[[str], str | None]) -> tuple[str, str] | None:
+                  subject_of: Callable[[str], str | None], *,
+                  rival: str | None = None) -> tuple[str, str] | None:
     """"who composed the music for it?": the message with its one "it" (or "its") replaced
     by the subject of the last question, and that subject.
 
@@ -542,7 +543,10 @@ def thing_subject(message: str, questions: Sequence[tuple[str, str | None]],
     before it. Nothing is written unless the message needs a thing (one referring "it",
     no other pronoun), the subject is one singular noun phrase that is not a person and
     holds no pronoun, wh-word or opening preposition, and the answer names the subject's
-    head word (the exchange stayed on it).
+    head word (the exchange stayed on it). ``rival`` is a phrase other evidence prefers
+    (the learned resolver's best candidate, when it scores well): one that shares no word
+    with the subject leaves the message as typed ("does Redis support vector search?" ...
+    "how do I enable it?": the object, not the subject).
 
     >>> from turnscope.references._preamble import question_subject
     >>> thing_subject("who composed the music for it?",
@@ -582,10 +586,16 @@ def thing_subject(message: str, questions: Sequence[tuple[str, str | None]],
             return None  # the answer moved on from the subject (or there is none)
         if subject.casefold() in message.casefold():
             return None
+        if rival is not None and not _content(rival) & _content(subject):
+            return None
         m = found[0]
         rep = f"{subject}'s" if m.group("word").lower() == "its" else subject
         return message[:m.start()] + rep + message[m.end():], subject
     return None
+
+
+def _content(phrase: str) -> set[str]:
+    return {w.casefold().strip(",.'’") for w in phrase.split()} - _DETERMINERS - {"of", "s"}
 
 
 def is_plural_word(word: str) -> bool:

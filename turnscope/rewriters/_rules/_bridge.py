@@ -120,6 +120,10 @@ def person_pronoun(message: str, history: Sequence[HistoryTurn]) -> tuple[str, s
     return message[:m.start()] + new + message[m.end():], name
 
 
+#: a resolver candidate scoring this much is evidence enough to veto a structural reading
+_RIVAL_SCORE = 0.25
+
+
 def exchanges(history: Sequence[HistoryTurn], most: int = 2) -> list[tuple[str, str | None]]:
     """The last ``most`` exchanges, newest first: (the user's question as resolved, the
     answer that followed it or None)."""
@@ -205,7 +209,10 @@ class ResolverBridge:
                 trace["person_pronoun"] = person[1]
                 return person[0], (person[1],)
             # … and an "it" the subject of the last question, when the answer stayed on it
-            thing = thing_subject(text, exchanges(history), question_subject)
+            # (the resolver's best candidate, when it scores well, must agree with the subject)
+            best = max(res.scored, key=lambda c: c.score, default=None)
+            rival = best.text if best is not None and best.score >= _RIVAL_SCORE else None
+            thing = thing_subject(text, exchanges(history), question_subject, rival=rival)
             if thing is not None:
                 trace["thing_pronoun"] = thing[1]
                 return thing[0], (thing[1],)
