@@ -25,7 +25,7 @@ from turnscope.references._classify import (
     find_ordinal_span,
     follow_up_cue,
 )
-from turnscope.references._ellipsis import Fragment, parse_fragment, substitute_in_thread
+from turnscope.references._ellipsis import Fragment, parse_fragment, substitute_in_thread, which_of_pair
 from turnscope.references._preamble import attach_topic, elaboration_query, question_subject, split_preamble
 
 __all__ = [
@@ -57,4 +57,5 @@ __all__ = [
     "pronoun_agreement",
     "question_subject",
     "thing_subject",
+    "which_of_pair",
 ]

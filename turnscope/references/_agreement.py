@@ -329,6 +329,13 @@ _THING_COPULA_AFTER = re.compile(
     rf"(?:{_TN})s?\b",
     re.IGNORECASE)
 _WHICH_AFTER = re.compile(r"^\s*,\s+which\b")
+# an organisation by the roles it has: "Apple's chief executive", "the CEO of Apple",
+# "Apple's founder" (a person's "father" or "wife" is a relation, not a role of an office)
+_ORG_ROLES = (r"(?:chief\s+executive|chief\s+\w+\s+officer|ceo|cto|cfo|coo|chairman|chairwoman|"
+              r"chairperson|founder|co-?founder|president|board|shareholders|headquarters|employees|"
+              r"staff|spokesperson|spokesman|spokeswoman)")
+_ORG_ROLE_AFTER = re.compile(rf"^['’]s?\s+(?:\w+\s+)?{_ORG_ROLES}\b", re.IGNORECASE)
+_ORG_ROLE_BEFORE = re.compile(rf"(?:^|[^\w]){_ORG_ROLES}\s+(?:of|at)\s+$", re.IGNORECASE)
 _THE_BEFORE = re.compile(r"(?:^|[^\w])(?:the|a|an|this|that|its|their)\s+(?:[a-z][\w-]*\s+){0,2}$")
 _THING_BEFORE = re.compile(rf"(?:^|[^\w])(?:the\s+)?(?:{_TN})\s+$", re.IGNORECASE)
 _PRONOUN_PERSON = re.compile(r"\b(?:he|she|his|her|him|himself|herself)\b", re.IGNORECASE)
@@ -471,10 +478,12 @@ def _same_name(a: str, b: str) -> bool:
 
 
 def _thing_cue(text: str, name: str) -> bool:
-    for m in re.finditer(rf"(?<![\w'’-]){re.escape(name)}(?![\w'’-])", text, re.IGNORECASE):
+    # (a possessive "Apple's" is the name too)
+    for m in re.finditer(rf"(?<![\w'’-]){re.escape(name)}(?=['’]s\b|(?![\w'’-]))", text, re.IGNORECASE):
         left, right = text[:m.start()], text[m.end():]
         if (_PASSIVE_AFTER.match(right) or _YEAR_AFTER.match(right) or _THING_COPULA_AFTER.match(right)
                 or _WHICH_AFTER.match(right) or _THING_BEFORE.search(left)
+                or _ORG_ROLE_AFTER.match(right) or _ORG_ROLE_BEFORE.search(left)
                 or re.search(r"(?:^|[^\w])the\s+$", left, re.IGNORECASE)):
             return True
     return False
@@ -492,6 +501,8 @@ def is_person(name: str, texts: Iterable[str]) -> bool | None:
     True
     >>> is_person("Okja", ["He worked with Bong before on Okja."]) is None
     True
+    >>> is_person("Apple", ["Tim Cook has been Apple's chief executive since 2011."])
+    False
     """
     name = " ".join(name.split())
     if not name or has_cjk(name):

@@ -27,7 +27,7 @@ from turnscope.references._agreement import PERSON_NOUNS
 from turnscope.references._places import canonical_place, find_places
 from turnscope.references._preamble import last_question, question_subject, split_preamble
 
-__all__ = ["Fragment", "FragmentKind", "parse_fragment", "substitute", "substitute_in_thread"]
+__all__ = ["Fragment", "FragmentKind", "parse_fragment", "substitute", "substitute_in_thread", "which_of_pair"]
 
 FragmentKind = Literal["place", "year", "season", "age_group", "version", "product", "other"]
 
@@ -243,7 +243,8 @@ _NOT_TOPIC = frozenset("I The A An What Who Which Why How When Where Is Are Do D
 
 #: words capitalised only because they open the question ("Besides, …")
 _OPENERS = frozenset("besides also however so then now okay ok well actually anyway thanks "
-                     "and but or yes no finally first next still".split())
+                     "and but or yes no finally first next still tell explain describe give show list "
+                     "compare please".split())
 _PRONOUN_WORDS = frozenset("it its they them their he him his she her this that these those one ones".split())
 
 
@@ -396,3 +397,35 @@ def _swap(previous_question: str, fragment: Fragment, *, complete: bool) -> str 
     if result is None or result.strip().lower() == question.lower():
         return None
     return result
+
+
+# "Which one is faster?" ----------------------------------------------------------------
+
+_WHICH = re.compile(r"^\s*(?:(?:so|and|ok(?:ay)?|then)\s*,?\s+)?which(?:\s+one)?(?:\s+of\s+(?:the\s+two|them|the\s+pair|both))?"
+                    r"\s+(?:is|['’]s|would\s+be|should\s+i|do\s+you|would\s+you|works|runs|has|costs)\b[^,;:]*?[?.!]*\s*$",
+                    re.IGNORECASE)
+_PAIR = re.compile(r"^(?P<a>.+?)\s+(?:and|or|vs\.?|versus)\s+(?P<b>.+)$", re.IGNORECASE)
+
+
+def which_of_pair(message: str, question: str) -> str | None:
+    """"Which one is faster?" after a question about two named things: the message asks to
+    choose between them, so the query names both.
+
+    >>> which_of_pair("Which one is faster?", "What's the difference between Django and Flask?")
+    'Which one is faster, Django or Flask?'
+    >>> which_of_pair("Which one is faster?", "What is Django?") is None
+    True
+    """
+    if has_cjk(message) or not _WHICH.match(message) or _CAP_SPAN.search(message[1:]):
+        return None
+    topic = _topic(question.strip().rstrip("?.! "))
+    if topic is None:
+        return None
+    pair = _PAIR.match(topic)
+    if pair is None:
+        return None
+    a, b = pair.group("a"), pair.group("b")
+    if not (a[:1].isupper() and b[:1].isupper()) or len(a.split()) > 4 or len(b.split()) > 4:
+        return None  # two proper names, not a phrase that happens to hold "and"
+    stem = message.rstrip(" ?.!")
+    return f"{stem}, {a} or {b}?"

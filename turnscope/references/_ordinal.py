@@ -77,6 +77,9 @@ def find_ordinal_span(text: str, lang: str) -> tuple[int, int, Ordinal] | None:
     rest = m.group("rest").lower()
     count = {"two": 2, "three": 3}.get(rest, 1)
     noun = None if rest in {"one", "ones", "two", "three", "option", "item", "choice"} else rest
+    if noun in {"or", "and"} and m.group(0).lower().startswith("the "):
+        # "the first or the second": a bare ordinal coordinated with another
+        return m.start(), m.start("rest") - 1, Ordinal(pos, 1, None)
     if noun is not None and (noun in FUNCTION_WORDS or noun in VERBS):
         if m.group(0).lower().startswith("the ") and noun in VERBS:
             # "what does the 2nd cost": a bare ordinal followed by its verb

@@ -186,7 +186,8 @@ class EmbeddedRewriter:
 #: trace labels of the rules that resolve a pronoun, an ordinal or an ellipsis against the
 #: previous exchange (recall, bridging and the locative frame read older or looser evidence)
 _CONTINUING = ("ordinal:", "anaphora->", "one-anaphora->", "type-anaphora", "echo->", "ellipsis:",
-               "fragment-ellipsis:", "person-pronoun->", "thing-pronoun->", "learned-resolver")
+               "fragment-ellipsis:", "person-pronoun->", "thing-pronoun->", "which-of-pair",
+               "learned-resolver")
 
 
 def _continues(turn: TurnContext) -> bool:

@@ -20,6 +20,7 @@ from turnscope.references import (
     pronoun_agreement,
     question_subject,
     thing_subject,
+    which_of_pair,
 )
 from turnscope.resolver import HistoryTurn, Resolver, default_resolver, history_of, session_shift
 from turnscope.rewriters._base import RewriteRequest
@@ -54,11 +55,10 @@ def _in_domain(state: ConversationState) -> bool:
 
 def agreement_filter(message: str, history: Sequence[HistoryTurn]) -> Callable[[str], bool] | None:
     """The constraint the message's pronouns put on an antecedent, for the learned resolver's
-    candidates: "he"/"she" reject a phrase the conversation's grammar says is a thing (and,
-    once the grammar has introduced a person, any phrase it does not say is one), "it" one
-    it says is a person (:func:`is_person`); a phrase the grammar says nothing about is
-    otherwise kept, and the learned score decides among those kept. ``None``: no constraint (no pronoun, or pronouns
-    of two kinds)."""
+    candidates: "he"/"she" reject a phrase the conversation's grammar says is a thing, "it"
+    one it says is a person (:func:`is_person`); a phrase the grammar says nothing about is
+    kept, and the learned score decides among those kept. ``None``: no constraint (no
+    pronoun, or pronouns of two kinds)."""
     need = pronoun_agreement(message)
     if need not in ("person", "thing"):
         return None
@@ -68,12 +68,9 @@ def agreement_filter(message: str, history: Sequence[HistoryTurn]) -> Callable[[
         return None  # no person anywhere: nothing for "it" to reject
 
     def agrees(phrase: str) -> bool:
+        # a phrase the grammar says nothing about is kept: names the grammar does not
+        # introduce are as often people as not, and the learned score knows them better
         known = is_person(phrase, texts)
-        if need == "person" and introduced:
-            # the conversation introduced someone by grammar: "he" is one of those, not a
-            # phrase the grammar says nothing about ("Apple" after "Tim Cook has been
-            # Apple's chief executive")
-            return known is True
         return known is None or known is (need == "person")
 
     return agrees
@@ -216,6 +213,12 @@ class ResolverBridge:
             if thing is not None:
                 trace["thing_pronoun"] = thing[1]
                 return thing[0], (thing[1],)
+            # … and "which one is faster?" the two things the last question compared
+            last = exchanges(history, 1)
+            pair = which_of_pair(text, last[0][0]) if last else None
+            if pair is not None:
+                trace["which_of_pair"] = True
+                return pair, ()
         return res.query, res.carried
 
     def _open_domain(self, request: RewriteRequest) -> bool:
@@ -292,6 +295,7 @@ class LearnedResolver:
         person = trace.get("person_pronoun")
         thing = trace.get("thing_pronoun")
         label = (f"person-pronoun->{person}" if isinstance(person, str) else
-                 f"thing-pronoun->{thing}" if isinstance(thing, str) else "learned-resolver")
+                 f"thing-pronoun->{thing}" if isinstance(thing, str) else
+                 "which-of-pair" if trace.get("which_of_pair") else "learned-resolver")
         return Rewrite(text, (label,), carried=more, trace=tuple(trace.items()),
                        learned=True, final=True)

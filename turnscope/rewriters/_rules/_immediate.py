@@ -23,6 +23,9 @@ answered (``final``) stand aside (:attr:`TurnContext.immediate`).
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
+
 from turnscope._lexicon import is_plural, pronoun_number
 from turnscope.entities import Mention, SlotStatus
 from turnscope.references import Cue, anchors, english_pronoun, find_ordinal_span
@@ -103,6 +106,8 @@ class ListOrdinal:
                     chosen = list(enum.items[idx: idx + count])
                     name = _join([m.name for m in chosen], lang)
                     text = text[:start] + name + text[end:]
+                    if lang == "en":
+                        text = _coordinated(text, start + len(name), enum.items)
                     # which list the user counted in: "what about the second?" walks it on
                     state.enumeration_use[enum.turn] = msg.index
                     labels = [f"ordinal:{ordinal.position}x{count}@turn{enum.turn}"]
@@ -115,6 +120,26 @@ class ListOrdinal:
                         labels.append("ordinal-frame:" + ",".join(m.name for m in frame))
                     return Rewrite(text, tuple(labels), chosen[0], final=True)
         return Rewrite(turn.text, ("ordinal-unresolved",))
+
+
+_COORDINATOR = re.compile(r"\s*,?\s+(?:or|and|vs\.?|versus)\s+$", re.IGNORECASE)
+
+
+def _coordinated(text: str, after: int, items: Sequence[Mention]) -> str:
+    """"which is cheaper, avalanche or the second?": an ordinal coordinated with the one just
+    written picks from the same list."""
+    for _ in range(len(items)):
+        span = find_ordinal_span(text, "en")
+        if span is None or span[0] < after or not _COORDINATOR.fullmatch(text[after:span[0]]):
+            break
+        start, end, ordinal = span
+        idx = ordinal.position - 1 if ordinal.position > 0 else len(items) + ordinal.position
+        if ordinal.count != 1 or not 0 <= idx < len(items):
+            break
+        name = items[idx].name
+        text = text[:start] + name + text[end:]
+        after = start + len(name)
+    return text
 
 
 class CentreRule:
