@@ -95,14 +95,20 @@ def person_pronoun(message: str, history: Sequence[HistoryTurn]) -> tuple[str, s
     if answer is not None and question is not None and answer.index < question.index:
         answer = None  # the last user turn has no answer yet: it is the last exchange
     names: tuple[str, ...] = ()
+    source = ""
     for h in (answer, question):
         if h is not None:
-            names = person_names(h.rewrite or h.text) or (person_names(h.text) if h.rewrite else ())
+            source = h.rewrite or h.text
+            names = person_names(source) or (person_names(h.text) if h.rewrite else ())
             if names:
                 break
     if len(names) != 1:
         return None
     name = names[0]
+    female = found[0].group(0).lower() in ("she", "her")
+    said = {w.lower() for w in _GENDERED.findall(source)}
+    if said and not said & (_FEMALE if female else _MALE):
+        return None  # the text that names them says "he" where the message says "she"
     if name.casefold() in message.casefold():
         return None
     m = found[0]
@@ -117,8 +123,27 @@ def person_pronoun(message: str, history: Sequence[HistoryTurn]) -> tuple[str, s
     return message[:m.start()] + new + message[m.end():], name
 
 
+_GENDERED = re.compile(r"\b(?:he|him|his|himself|she|her|hers|herself)\b", re.IGNORECASE)
+_MALE = frozenset("he him his himself".split())
+_FEMALE = frozenset("she her hers herself".split())
+
 #: a resolver candidate scoring this much is evidence enough to veto a structural reading
 _RIVAL_SCORE = 0.25
+
+
+def _central_rival(rival: str | None, name: str, history: Sequence[HistoryTurn]) -> bool:
+    """Whether the resolver's well-scored ``rival`` is what the conversation is about rather
+    than ``name``: a different phrase the user named, or one three turns or more name (a
+    "he" continues the conversation's centre before a person an answer mentions in passing)."""
+    if rival is None or _shares_word(rival, name):
+        return False
+    low = rival.casefold()
+    turns = [h for h in history if low in (h.rewrite or h.text).casefold()]
+    return any(h.role == "user" for h in turns) or len(turns) >= 3
+
+
+def _shares_word(a: str, b: str) -> bool:
+    return bool({w.casefold() for w in a.split()} & {w.casefold() for w in b.split()})
 
 
 def exchanges(history: Sequence[HistoryTurn], most: int = 2) -> list[tuple[str, str | None]]:
@@ -198,17 +223,17 @@ class ResolverBridge:
         trace["resolver"] = res.trace()
         trace["shift_probability"] = round(shift, 4)
         if not res.carried:
-            # the resolver carried nothing: a "he"/"she" may still have exactly one person to
-            # stand for in the last exchange (the resolver's candidates are phrases, and its
-            # gate does not know that a pronoun of a person needs one)
-            person = person_pronoun(text, history)
-            if person is not None:
-                trace["person_pronoun"] = person[1]
-                return person[0], (person[1],)
-            # … and an "it" the subject of the last question, when the answer stayed on it
-            # (the resolver's best candidate, when it scores well, must agree with the subject)
+            # the resolver carried nothing. What structure fixes may still stand in: the one
+            # person a "he"/"she" can stand for in the last exchange (the resolver's
+            # candidates are phrases, and its gate does not know that a pronoun of a person
+            # needs one), or the subject of the last question for an "it". Its best
+            # candidate, when it scores well, must agree with what structure found
             best = max(res.scored, key=lambda c: c.score, default=None)
             rival = best.text if best is not None and best.score >= _RIVAL_SCORE else None
+            person = person_pronoun(text, history)
+            if person is not None and not _central_rival(rival, person[1], history):
+                trace["person_pronoun"] = person[1]
+                return person[0], (person[1],)
             thing = thing_subject(text, exchanges(history), question_subject, rival=rival)
             if thing is not None:
                 trace["thing_pronoun"] = thing[1]
