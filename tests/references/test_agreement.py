@@ -96,3 +96,39 @@ def test_is_person_abstains_when_texts_disagree() -> None:
 
 def test_is_person_false_for_a_made_thing() -> None:
     assert is_person("Django", ["Django was created by Adrian Holovaty and Simon Willison."]) is False
+
+
+def test_thing_subject_goes_one_question_back_past_a_person() -> None:
+    from turnscope.references import question_subject, thing_subject
+
+    questions = [("How old is Hayao Miyazaki?", "Hayao Miyazaki was born in 1941."),
+                 ("Who directed the film Spirited Away?",
+                  "Spirited Away was directed by Hayao Miyazaki.")]
+    assert thing_subject("who wrote the music for it?", questions, question_subject) == (
+        "who wrote the music for the film Spirited Away?", "the film Spirited Away")
+
+
+def test_thing_subject_abstains_on_a_rival_a_plural_or_two_its() -> None:
+    from turnscope.references import question_subject, thing_subject
+
+    q = [("does Redis support vector search?", "Yes, Redis supports vector search in Redis Stack.")]
+    assert thing_subject("how do I enable it?", q, question_subject, rival="vector search") is None
+    q = [("What are the best hiking boots?", "The best hiking boots are light and waterproof.")]
+    assert thing_subject("are they waterproof?", q, question_subject) is None
+    q = [("What is a heat pump?", "A heat pump moves heat from outside air into the house.")]
+    assert thing_subject("is it better than its rival?", q, question_subject) is None
+    assert thing_subject("it's loud, isn't it?", q, question_subject) is None
+
+
+def test_person_names_cut_a_repeated_title() -> None:
+    from turnscope.references import person_names
+
+    assert person_names("Johnny Bench Johnny Lee Bench (born December 7, 1947) is an "
+                        "American former baseball catcher.") == ("Johnny Bench",)
+
+
+def test_an_organisation_by_its_roles_is_not_a_person() -> None:
+    from turnscope.references import is_person
+
+    assert is_person("Apple", ["Tim Cook has been Apple's chief executive since 2011."]) is False
+    assert is_person("Apple", ["Tim Cook is the CEO of Apple."]) is False

@@ -118,3 +118,32 @@ def test_japanese_previous_question() -> None:
     frag = parse_fragment("and in Spain?")
     assert frag is not None
     assert substitute("イタリアの消費税率は？", frag) is None
+
+
+def test_which_of_pair() -> None:
+    from turnscope.references import which_of_pair
+
+    assert which_of_pair("Which one is faster?", "What's the difference between Django and Flask?") \
+        == "Which one is faster, Django or Flask?"
+    assert which_of_pair("which is cheaper?", "Tell me more about Vue or Svelte") \
+        == "which is cheaper, Vue or Svelte?"
+    assert which_of_pair("Which one is faster?", "What is Django?") is None
+    assert which_of_pair("Which one is faster than Rails?", "Django and Flask?") is None
+
+
+def test_a_fragment_keeps_the_wh_word_of_the_question() -> None:
+    from turnscope.references import parse_fragment, substitute_in_thread
+
+    frag = parse_fragment("What about environmental factors?")
+    assert frag is not None
+    assert substitute_in_thread(["What factors led to the collapse of trade?"], frag) \
+        == "What environmental factors led to the collapse of trade?"
+
+
+def test_completion_needs_a_short_phrase_and_a_real_topic() -> None:
+    from turnscope.references import parse_fragment, substitute_in_thread
+
+    frag = parse_fragment("What about the causes in North America?")
+    assert frag is not None
+    assert substitute_in_thread(["Besides, what were the causes in Europe?"], frag) != \
+        "What is the causes in North America of Besides?"

@@ -201,3 +201,97 @@ def test_an_explicit_change_of_subject_is_still_a_topic_shift() -> None:
               "Python, JavaScript and Ruby are popular first languages."],
              "unrelated: what's the capital of Peru?")
     assert r.topic_shift is True
+
+
+# -- thing pronouns, pairs, coordinated ordinals ------------------------------------------
+
+
+def test_it_takes_the_subject_of_the_question_before_a_question_about_a_person() -> None:
+    s = Session()
+    s.user("Who directed the film Spirited Away?")
+    s.assistant("Spirited Away (2001) was directed by Hayao Miyazaki, who also wrote it.")
+    s.user("How old is he?")
+    s.assistant("Hayao Miyazaki was born on 5 January 1941 in Tokyo.")
+    r = s.user("who composed the music for it?")
+    assert r.query == "who composed the music for the film Spirited Away?"
+    assert r.carried == ("the film Spirited Away",)
+    assert r.trace["rules"] == ["thing-pronoun->the film Spirited Away"]
+    assert r.topic_shift is False
+
+
+def test_it_needs_the_answer_to_stay_on_the_subject() -> None:
+    # the answer never names the kettle: the exchange moved on, nothing is written
+    r = _ask(["how much power does an electric kettle use?",
+              "Most draw between 2 and 3 kW while boiling, for two or three minutes."],
+             "is it cheaper than the hob?")
+    assert r.query == "is it cheaper than the hob?"
+
+
+def test_it_is_not_a_superlative_or_a_coordination() -> None:
+    r = _ask(["Which is the smallest planet?", "Mercury is the smallest planet in the solar system."],
+             "why is its orbit so fast?")
+    assert "smallest's" not in r.query
+    r = _ask(["What were the fossil records and the theory?",
+              "The fossil records and the theory agree on the timeline."],
+             "what was it like then?")
+    assert "fossil" not in r.query
+
+
+def test_which_one_names_the_two_things_compared() -> None:
+    r = _ask(["What's the difference between Vue and Svelte?",
+              "Vue uses a virtual DOM at run time; Svelte compiles components ahead of time."],
+             "Which one is faster?")
+    assert r.query == "Which one is faster, Vue or Svelte?"
+    assert r.trace["rules"] == ["which-of-pair"]
+
+
+def test_coordinated_ordinals_pick_both_from_the_list() -> None:
+    r = _ask(["Which airports serve Milan?",
+              "Milan has three airports: Malpensa, Linate and Bergamo."],
+             "which is closer to the centre, the first or the second?")
+    assert r.query == "which is closer to the centre, Malpensa or Linate?"
+
+
+def test_an_ordinal_picks_a_name_with_accents_whole() -> None:
+    r = _ask(["Which towns should I visit near Lisbon?",
+              "Good day trips from Lisbon are Sintra, Cascais and Óbidos."],
+             "how do I get to the third one?")
+    assert r.query == "how do I get to Óbidos?"
+
+
+def test_he_is_the_person_not_the_company_of_the_role() -> None:
+    r = _ask(["Who runs Microsoft?",
+              "Satya Nadella has been Microsoft's chief executive since 2014."],
+             "where did he study?")
+    assert r.query == "where did Satya Nadella study?"
+
+
+# -- Japanese ---------------------------------------------------------------------------
+
+
+_PRODUCT_PAGE = {"page_title": "ワイヤレスイヤホン AirSound Pro 3 商品ページ",
+                 "page_url": "https://shop.example/products/airsound-pro-3", "site": "shop.example"}
+
+
+def test_japanese_page_subject_is_the_product_and_stays_the_topic() -> None:
+    s = Session()
+    s.user("送料っていくらですか？")
+    s.assistant("送料は全国一律550円です。")
+    r = s.user("このページの商品の値段は？", screen=_PRODUCT_PAGE)
+    assert r.query == "ワイヤレスイヤホン AirSound Pro 3の値段は？"
+    s.assistant("AirSound Pro 3 は税込19,800円です。送料は無料になります。")
+    r = s.user("バッテリーの充電時間は？", screen=_PRODUCT_PAGE)
+    assert r.query == "AirSound Pro 3のバッテリーの充電時間は？"
+    assert "送料" not in r.query
+
+
+def test_japanese_page_title_without_the_site() -> None:
+    page = {"page_title": "配送・送料について | ソラネオ公式ストア", "site": "shop.example"}
+    r = Session().user("このページって何について書いてあるの？", screen=page)
+    assert r.query == "「配送・送料について」って何について書いてあるの？"
+
+
+def test_japanese_that_person_and_which_company_are_left_alone() -> None:
+    r = _ask(["ソラネオの社長って誰？", "ソラネオ株式会社の代表取締役社長は高橋美咲です。"],
+             "その人、前はどこの会社にいたの？")
+    assert r.query == "その人、前はどこの会社にいたの？"

@@ -223,11 +223,35 @@ def test_default_recall_scope_lists_each_slot_once() -> None:
 
 
 def test_default_without_backward_reference_is_the_liveness_scope() -> None:
-    d = scope_of("default", SPEC_CONVERSATION, PIVOT)
-    lv = scope_of("liveness", SPEC_CONVERSATION, PIVOT)
-    assert d.turns == lv.turns
+    follow_up = "Is the SLA the same for Frankfurt?"
+    d = scope_of("default", SPEC_CONVERSATION, follow_up)
+    lv = scope_of("liveness", SPEC_CONVERSATION, follow_up)
+    assert d.turns == lv.turns and d.turns
     assert d.slot_keys() == lv.slot_keys()
     assert d.recalled == ()
+
+
+def test_default_after_an_explicit_pivot_shows_none_of_the_left_subject() -> None:
+    lv = scope_of("liveness", SPEC_CONVERSATION, PIVOT)
+    assert lv.turns and "region:Dublin" in lv.slot_keys()  # what the pivot leaves behind
+    d = scope_of("default", SPEC_CONVERSATION, PIVOT)
+    assert d.turns == ()
+    assert not [k for k in d.slot_keys() if "Dublin" in k or "Frankfurt" in k]
+    assert d.enumerations == ()
+    assert "subject_start=" in d.note
+
+
+def test_default_keeps_the_new_subject_after_a_pivot_and_recall_still_reaches_the_old() -> None:
+    s = Session(vocabulary=bundled_vocabulary("cloud"))
+    for role, text in SPEC_CONVERSATION:
+        s.add(role, text)
+    s.user(PIVOT)
+    s.assistant("Yes: the billing export API returns 100 rows per page with a next-page token.")
+    after = s.user("How do I get the next page?")
+    assert after.scope.turns and min(after.scope.turns) >= 7
+    assert not [k for k in after.scope.slot_keys() if "Dublin" in k]
+    back = s.user("Going back to Dublin, what was its SLA again?")
+    assert "Dublin" in back.query
 
 
 def test_segment_flag_starts_a_new_segment_at_an_explicit_pivot() -> None:

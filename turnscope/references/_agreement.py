@@ -568,8 +568,8 @@ def thing_subject(message: str, questions: Sequence[tuple[str, str | None]],
     if pronoun_agreement(message) != "thing":
         return None
     found = referring_it(message)
-    if len(found) != 1:
-        return None
+    if len(found) != 1 or len(re.findall(r"\bits?\b", message, re.IGNORECASE)) != 1:
+        return None  # (a second "it", even a dummy one, would be left half resolved)
     known = [t for q, a in questions for t in ((q, a) if a else (q,))]
     people = {p.casefold() for t in known for p in person_names(t)}
     for n, (question, answer) in enumerate(questions[:2]):
