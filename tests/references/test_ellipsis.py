@@ -147,3 +147,22 @@ def test_completion_needs_a_short_phrase_and_a_real_topic() -> None:
     assert frag is not None
     assert substitute_in_thread(["Besides, what were the causes in Europe?"], frag) != \
         "What is the causes in North America of Besides?"
+
+
+def test_a_place_is_not_added_beside_a_name_the_places_list_does_not_know() -> None:
+    from turnscope.references import parse_fragment, substitute_in_thread
+
+    frag = parse_fragment("and in France?")
+    assert frag is not None
+    # "Bavaria" may be the very part swapped: writing France beside it would keep it
+    assert substitute_in_thread(["What is the VAT rate in Ruritania?"], frag) is None
+    assert substitute_in_thread(["What is the standard tax rate?"], frag) \
+        == "What is the standard tax rate in France?"
+
+
+def test_a_name_is_never_completed_with_the_previous_subject() -> None:
+    from turnscope.references import parse_fragment, substitute_in_thread
+
+    frag = parse_fragment("and the Galaxy Ultra?")
+    assert frag is not None
+    assert substitute_in_thread(["What is the battery life of the iPhone?"], frag) is None

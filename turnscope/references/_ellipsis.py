@@ -154,12 +154,19 @@ def _only(spans: list[tuple[int, int]]) -> tuple[int, int] | None:
 
 
 def _append(question: str, frag: Fragment) -> str | None:
-    """"What is the VAT rate?" + "in France" -> "What is the VAT rate in France?"."""
+    """"What is the standard tax rate?" + "in France" -> "What is the standard tax rate in
+    France?"."""
     if frag.preposition is None:
         return None
+
     stem = question.rstrip(" ?.!")
     end = question[len(stem):].strip() or "?"
     return f"{stem} {frag.preposition} {frag.phrase}{end}"
+
+
+def _names_something(question: str) -> bool:
+    """Whether a question holds a capitalised word other than its first and "I"."""
+    return any(w not in _NOT_TOPIC for w in re.findall(r"(?<![\w'’-])[A-Z][\w'’-]*", question[1:]))
 
 
 def _head(word: str) -> str:
@@ -285,6 +292,10 @@ def _complete(question: str, frag: Fragment) -> str | None:
         return None
     if len(frag.phrase.split()) > 4 or any(w.lower() in _NP_STOP for w in frag.phrase.split()[1:]):
         return None  # "the causes in North America" has its own complement
+    if any(not w.islower() for w in frag.phrase.split()[1:]):
+        # "and the Galaxy S24?": a name is swapped for a name, never completed with the
+        # previous subject ("the Galaxy S24 of the iPhone 16" keeps what the user left)
+        return None
     plural = is_plural(frag.phrase)
     q = question.strip().rstrip("?.! ")
     m = _COPULA_OF.match(q)
@@ -351,7 +362,9 @@ def _swap(previous_question: str, fragment: Fragment, *, complete: bool) -> str 
             result = question
             for s, e in reversed(spans):
                 result = _replace(result, s, e, frag.phrase)
-        elif not places:
+        elif not places and not _names_something(question):
+            # (a name the list of places does not know, "the VAT rate in Ruritania", may be
+            # the very part the fragment swaps: adding France beside it would keep it)
             result = _append(question, frag) if complete else None
     elif frag.kind == "year":
         years = [(m.start(), m.end()) for m in _YEAR_IN_TEXT.finditer(question)]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from turnscope.conversation import ConversationState, ResolvedTurn
 from turnscope.references import Fragment, parse_fragment, substitute_in_thread
+from turnscope.resolver import session_shift, shift_threshold
 from turnscope.rewriters._rules._base import Rewrite, Route, TurnContext
 from turnscope.rewriters._rules._bridge import ResolverBridge
 
@@ -21,6 +22,8 @@ __all__ = ["FragmentEllipsis", "thread_questions"]
 #: how many earlier questions of the thread a fragment may be parallel to (SPEC 1: a
 #: fragment continues the last few questions, not the whole conversation)
 _MAX_BACK = 3
+#: the shift probability from which a fragment of no closed kind is a new subject
+_NEW_SUBJECT = 0.5
 
 
 def thread_questions(state: ConversationState, now: int, max_back: int = _MAX_BACK) -> list[ResolvedTurn]:
@@ -55,6 +58,11 @@ class FragmentEllipsis:
         frag = parse_fragment(turn.text)
         if frag is None:
             return None
+        if frag.kind == "other" and self._new_subject(turn):
+            # "what about the weather tomorrow?" is as often a new subject as an ellipsis:
+            # a phrase of no closed kind is read as one only where the one topic-shift
+            # detector says the subject goes on
+            return Rewrite(turn.text, ("fragment-ellipsis:new-subject",))
         records = thread_questions(turn.state, turn.message.index)
         if not records:
             return None
@@ -69,6 +77,16 @@ class FragmentEllipsis:
         focus = next((m for m in mentions if frag.phrase.casefold() in m.name.casefold()), source.focus)
         return Rewrite(query, (f"fragment-ellipsis:{frag.kind}@turn{source.turn}",), focus,
                        final=True, reread=mentions, carried=carried)
+
+
+    def _new_subject(self, turn: TurnContext) -> bool:
+        resolver = self.bridge.resolver
+        if resolver is None:
+            return True  # no detector to ask: not rewritten
+        p = session_shift(turn.state, turn.message.index, turn.message.text, resolver)
+        # more likely a new subject than not (the detector's own threshold is set low, for
+        # the output's topic_shift; a fragment reads the previous question when in doubt)
+        return p >= max(shift_threshold(), _NEW_SUBJECT)
 
 
 def _kept_from(question: str, query: str, frag: Fragment) -> bool:
