@@ -295,3 +295,10 @@ def test_japanese_that_person_and_which_company_are_left_alone() -> None:
     r = _ask(["ソラネオの社長って誰？", "ソラネオ株式会社の代表取締役社長は高橋美咲です。"],
              "その人、前はどこの会社にいたの？")
     assert r.query == "その人、前はどこの会社にいたの？"
+
+
+def test_a_message_that_swaps_a_place_does_not_get_the_whole_old_subject() -> None:
+    r = _ask(["What is the statutory minimum wage in Germany?",
+              "The statutory minimum wage in Germany is 12.82 euros an hour in 2025."],
+             "is it also enforced by inspectors in Spain?")
+    assert "Germany" not in r.query

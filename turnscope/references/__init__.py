@@ -25,7 +25,13 @@ from turnscope.references._classify import (
     find_ordinal_span,
     follow_up_cue,
 )
-from turnscope.references._ellipsis import Fragment, parse_fragment, substitute_in_thread, which_of_pair
+from turnscope.references._ellipsis import (
+    Fragment,
+    named_kinds,
+    parse_fragment,
+    substitute_in_thread,
+    which_of_pair,
+)
 from turnscope.references._preamble import attach_topic, elaboration_query, question_subject, split_preamble
 
 __all__ = [
@@ -58,4 +64,5 @@ __all__ = [
     "question_subject",
     "thing_subject",
     "which_of_pair",
+    "named_kinds",
 ]

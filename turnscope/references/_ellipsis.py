@@ -27,7 +27,8 @@ from turnscope.references._agreement import PERSON_NOUNS
 from turnscope.references._places import canonical_place, find_places
 from turnscope.references._preamble import last_question, question_subject, split_preamble
 
-__all__ = ["Fragment", "FragmentKind", "parse_fragment", "substitute", "substitute_in_thread", "which_of_pair"]
+__all__ = ["Fragment", "FragmentKind", "named_kinds", "parse_fragment", "substitute", "substitute_in_thread",
+           "which_of_pair"]
 
 FragmentKind = Literal["place", "year", "season", "age_group", "version", "product", "other"]
 
@@ -442,3 +443,26 @@ def which_of_pair(message: str, question: str) -> str | None:
         return None  # two proper names, not a phrase that happens to hold "and"
     stem = message.rstrip(" ?.!")
     return f"{stem}, {a} or {b}?"
+
+
+def named_kinds(text: str) -> dict[FragmentKind, set[str]]:
+    """The parts of ``text`` of a closed kind a fragment swaps (places, years, seasons, age
+    groups, versions, products), each kind with what it names.
+
+    >>> sorted(named_kinds("Is the minimum wage in Germany higher in 2024?"))
+    ['place', 'year']
+    """
+    if has_cjk(text):
+        return {}
+    found: dict[FragmentKind, set[str]] = {}
+    for kind, names in (
+            ("place", {p[2] for p in find_places(text)}),
+            ("year", set(_YEAR_IN_TEXT.findall(text))),
+            ("season", {m.lower() for m in _SEASON_IN_TEXT.findall(text)}),
+            ("age_group", {m.lower() for m in _AGE_IN_TEXT.findall(text)}),
+            ("version", {m.group(m.lastgroup or 0) for m in _VERSION_IN_TEXT.finditer(text)
+                         if not _YEAR_IN_TEXT.fullmatch(m.group(m.lastgroup or 0))}),
+            ("product", set(_PRODUCT.findall(text)))):
+        if names:
+            found[kind] = names  # type: ignore[index]
+    return found

@@ -16,6 +16,7 @@ from turnscope.references import (
     ReferenceClass,
     english_pronoun,
     is_person,
+    named_kinds,
     person_names,
     pronoun_agreement,
     question_subject,
@@ -142,6 +143,14 @@ def _central_rival(rival: str | None, name: str, history: Sequence[HistoryTurn])
     return any(h.role == "user" for h in turns) or len(turns) >= 3
 
 
+def _swaps_a_part(subject: str, message: str) -> bool:
+    """"is it also the law in Spain?" after a question about Germany: the message names
+    another of a kind the subject holds (a place, a year, a product …). That is an ellipsis
+    with a part swapped, not a pronoun for the whole subject, which would keep Germany."""
+    mine = named_kinds(message)
+    return any(kind in mine and names != mine[kind] for kind, names in named_kinds(subject).items())
+
+
 def _shares_word(a: str, b: str) -> bool:
     return bool({w.casefold() for w in a.split()} & {w.casefold() for w in b.split()})
 
@@ -222,6 +231,11 @@ class ResolverBridge:
         res = resolver.resolve(text, history, shift=shift, agrees=agreement_filter(text, history))
         trace["resolver"] = res.trace()
         trace["shift_probability"] = round(shift, 4)
+        if any(_swaps_a_part(phrase, text) for phrase in res.carried):
+            # "is it the same in Spain?": a carried "minimum wage in Germany" would keep the
+            # place the message swaps out; the message stays as typed
+            trace["declined"] = "the message swaps a part of the carried phrase"
+            return text, ()
         if not res.carried:
             # the resolver carried nothing. What structure fixes may still stand in: the one
             # person a "he"/"she" can stand for in the last exchange (the resolver's
@@ -235,6 +249,8 @@ class ResolverBridge:
                 trace["person_pronoun"] = person[1]
                 return person[0], (person[1],)
             thing = thing_subject(text, exchanges(history), question_subject, rival=rival)
+            if thing is not None and _swaps_a_part(thing[1], text):
+                thing = None
             if thing is not None:
                 trace["thing_pronoun"] = thing[1]
                 return thing[0], (thing[1],)
