@@ -166,3 +166,30 @@ def test_a_name_is_never_completed_with_the_previous_subject() -> None:
     frag = parse_fragment("and the Galaxy Ultra?")
     assert frag is not None
     assert substitute_in_thread(["What is the battery life of the iPhone?"], frag) is None
+
+
+def test_nothing_is_appended_beside_a_part_the_closed_lists_do_not_know() -> None:
+    from turnscope.references import parse_fragment, substitute_in_thread
+
+    winter = parse_fragment("and in winter?")
+    assert winter is not None
+    assert substitute_in_thread(["Is it busy in Kyoto in July?"], winter) is None
+    teens = parse_fragment("and for teenagers?")
+    assert teens is not None
+    assert substitute_in_thread(["How much sleep does a 30-year-old need?"], teens) is None
+
+
+def test_a_place_that_begins_a_longer_name_is_not_swapped() -> None:
+    from turnscope.references import parse_fragment, substitute_in_thread
+
+    frag = parse_fragment("and in Paris?")
+    assert frag is not None
+    assert substitute_in_thread(["How much is a monthly pass on the London Underground?"], frag) is None
+
+
+def test_an_adverbial_is_not_completed() -> None:
+    from turnscope.references import parse_fragment, substitute_in_thread
+
+    frag = parse_fragment("and the year after?")
+    assert frag is None or substitute_in_thread(["Which team won the league in 2016?"], frag) \
+        != "What is the year after of the league?"

@@ -157,12 +157,24 @@ def _only(spans: list[tuple[int, int]]) -> tuple[int, int] | None:
 def _append(question: str, frag: Fragment) -> str | None:
     """"What is the standard tax rate?" + "in France" -> "What is the standard tax rate in
     France?"."""
-    if frag.preposition is None:
+    if frag.preposition is None or _MAY_HOLD_A_PART.search(question):
+        # a question that already says when, where or for whom in words the closed lists do
+        # not know ("in July", "a 30-year-old", "here") may hold the very part the fragment
+        # swaps: adding the new part beside it would keep the old
         return None
-
     stem = question.rstrip(" ?.!")
     end = question[len(stem):].strip() or "?"
     return f"{stem} {frag.preposition} {frag.phrase}{end}"
+
+
+_NOT_A_HEAD = frozenset("after before later earlier since then again too also instead back ago "
+                        "first next last same other".split())
+_MAY_HOLD_A_PART = re.compile(
+    r"\d|\b(?:january|february|march|april|june|july|august|september|october|november|december|"
+    r"year|years|decade|century|month|months|week|weeks|today|tonight|tomorrow|yesterday|now|"
+    r"old|aged?|ages|adults?|seniors?|elderly|teens?|infants?|people|person|someone|"
+    r"here|there|abroad|locally|country|countries|city|cities|state|states|region|area)\b",
+    re.IGNORECASE)
 
 
 def _names_something(question: str) -> bool:
@@ -293,6 +305,8 @@ def _complete(question: str, frag: Fragment) -> str | None:
         return None
     if len(frag.phrase.split()) > 4 or any(w.lower() in _NP_STOP for w in frag.phrase.split()[1:]):
         return None  # "the causes in North America" has its own complement
+    if frag.phrase.split()[-1].lower() in _NOT_A_HEAD:
+        return None  # "the year after" is an adverbial, not a noun to complete
     if any(not w.islower() for w in frag.phrase.split()[1:]):
         # "and the Galaxy S24?": a name is swapped for a name, never completed with the
         # previous subject ("the Galaxy S24 of the iPhone 16" keeps what the user left)
@@ -358,7 +372,9 @@ def _swap(previous_question: str, fragment: Fragment, *, complete: bool) -> str 
     result: str | None = None
     if frag.kind == "place":
         places = find_places(question)
-        if len({p[2] for p in places}) == 1:
+        if len({p[2] for p in places}) == 1 and not any(
+                re.match(r"\s+[A-Z]", question[e:]) for _, e, _ in places):
+            # (not when the place begins a longer name: "the London Underground")
             spans = [(s, e) for s, e, _ in places]
             result = question
             for s, e in reversed(spans):
