@@ -302,3 +302,9 @@ def test_a_message_that_swaps_a_place_does_not_get_the_whole_old_subject() -> No
               "The statutory minimum wage in Germany is 12.82 euros an hour in 2025."],
              "is it also enforced by inspectors in Spain?")
     assert "Germany" not in r.query
+
+
+def test_japanese_question_about_the_addressed_company_gets_no_dropped_topic() -> None:
+    r = _ask(["スタンダードプランの料金はいくら？", "スタンダードプランは月額3万円です。"],
+             "御社の本社ってどこにあるんですか")
+    assert "スタンダード" not in r.query

@@ -265,6 +265,10 @@ class SelfContained:
         return None
 
 
+# the company or shop the user addresses, as the message's own subject
+_JA_ADDRESSEE = re.compile(r"^\s*(?:(?:あと|じゃあ|では|それで)[、,]?\s*)?(?:御社|貴社|そちら|こちら|御店)(?:の|は|って|で)")
+
+
 class ZeroAnaphora:
     """5. Japanese zero anaphora: the dropped topic is the topic in play, unless the domain
     knows another entity in scope goes with what the message asks about."""
@@ -280,6 +284,10 @@ class ZeroAnaphora:
         topic0 = topic_in_scope(scope, state, set(present), allow_stale=True)
         own0 = [m for m in turn.mentions_of(text) if not m.is_attribute
                 or m.source == "vocab"]
+        if lang == "ja" and _JA_ADDRESSEE.match(text):
+            # 「御社の本社は？」: the message is about the company it addresses; nothing is
+            # dropped (the product in play is not the company's possessor)
+            return None
         subj = ex.vocabulary.subject_types
         if topic0 is not None and subj and topic0.type not in subj:
             topic0 = None  # the dropped argument is a subject, not an aspect
