@@ -27,8 +27,13 @@ from typing import Any
 
 from turnscope._matching import check_terms, has_cjk
 from turnscope.references._agreement import is_person, person_names, pronoun_agreement
-from turnscope.references._ellipsis import parse_fragment, substitute_in_thread
-from turnscope.references._preamble import attach_topic, elaboration_query, split_preamble
+from turnscope.references._question import (
+    attach_topic,
+    elaboration_query,
+    parse_fragment,
+    split_preamble,
+    substitute_in_thread,
+)
 
 DEFAULT_ITEMS = Path(__file__).resolve().parents[1] / "turnscope/data/followups/everyday_dev.jsonl"
 #: which block is meant for which pattern (the others are counted as stray firings)

@@ -121,7 +121,7 @@ def test_he_never_stands_for_the_thing_of_the_question() -> None:
 
 def test_agreement_filter_rejects_by_grammar() -> None:
     from turnscope.resolver._candidates import HistoryTurn
-    from turnscope.rewriters._rules._bridge import agreement_filter
+    from turnscope.rewriters._rules._open_domain import agreement_filter
 
     history = [HistoryTurn(1, "user", "Who directed Spirited Away?"),
                HistoryTurn(2, "assistant", "Spirited Away (2001) was directed by Hayao Miyazaki.")]

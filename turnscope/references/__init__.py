@@ -25,14 +25,17 @@ from turnscope.references._classify import (
     find_ordinal_span,
     follow_up_cue,
 )
-from turnscope.references._ellipsis import (
+from turnscope.references._question import (
     Fragment,
+    attach_topic,
+    elaboration_query,
     named_kinds,
     parse_fragment,
+    question_subject,
+    split_preamble,
     substitute_in_thread,
     which_of_pair,
 )
-from turnscope.references._preamble import attach_topic, elaboration_query, question_subject, split_preamble
 
 __all__ = [
     "after_pivot",

@@ -559,7 +559,7 @@ def thing_subject(message: str, questions: Sequence[tuple[str, str | None]],
     with the subject leaves the message as typed ("does Redis support vector search?" ...
     "how do I enable it?": the object, not the subject).
 
-    >>> from turnscope.references._preamble import question_subject
+    >>> from turnscope.references._question import question_subject
     >>> thing_subject("who composed the music for it?",
     ...               [("Who directed the film Parasite?", "Parasite was directed by Bong Joon-ho.")],
     ...               question_subject)

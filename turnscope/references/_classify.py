@@ -17,27 +17,37 @@ Two decisions are kept apart, as the field report insists: *does this
 message need context* (it refers, or it is elliptical) and *is it a follow-up
 request* (cue terms such as "in more detail", 詳しく, 具体的に — which hold
 even when the verb is dropped). No length cutoff decides the second.
+
+The classification reads two kinds of reference defined here as well, first in the module:
+
+* **ordinals** — a position in a list: "the second one", "the last two", "point 3",
+  「2つ目」 (and, when the ordinal names one, the kind of thing listed);
+* **English pronouns** and the mentions they may stand for: which pronoun of a message
+  refers outside it (binding, dummy subjects, determiners, clause boundaries), and which
+  mention can carry a question on its own.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
 from turnscope._lexicon import (
+    ANAPHORS,
     AUXILIARIES,
     DEMONYMS,
     FUNCTION_WORDS,
+    LOCATION_TYPES,
+    PREPOSITIONS,
     VERBS,
     WH_WORDS,
+    is_plural,
+    pronoun_number,
 )
 from turnscope.entities import Mention, search_before
-
-# (re-exported: the rewriter's rules and older callers import them from here)
-from turnscope.references._ordinal import ORDINALS_EN, Ordinal, find_ordinal, find_ordinal_span
-from turnscope.references._pronoun import _proper, anchors, english_pronoun
 
 __all__ = [
     "ReferenceClass",
@@ -52,6 +62,278 @@ __all__ = [
     "find_ordinal",
     "find_ordinal_span",
 ]
+
+ORDINALS_EN = {
+    "first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
+    "fifth": 5, "5th": 5, "sixth": 6, "6th": 6, "seventh": 7, "eighth": 8, "ninth": 9,
+    "tenth": 10, "last": -1, "latter": -1, "former": 1, "final": -1, "middle": 0,
+}
+_ORD_WORDS = "|".join(sorted(ORDINALS_EN, key=len, reverse=True))
+# "the second one", "the last two", "the first region", "option 3", "#2", "number 2"
+_ORDINAL_EN = re.compile(
+    rf"\b(?:the\s+)?(?P<ord>{_ORD_WORDS})\s+(?:of\s+the\s+(?:two|three|four|five)\s+)?"
+    rf"(?P<rest>one|ones|two|three|option|item|choice|[a-z][a-z\-]+)\b|"
+    rf"(?:\b(?:option|item|choice|number|no\.|point|step|pair|bullet)|#)\s*(?P<num>\d{{1,2}})\b|"
+    rf"\bthe\s+(?P<ord2>former|latter)\b|\bthe\s+(?P<ord3>{_ORD_WORDS})(?=\s*(?:[?.!,—-]|$))",
+    re.IGNORECASE,
+)
+_POSSESSED = re.compile(r"(?:\b(?:their|his|her|its|my|your|our)|\w['’]s)\s+$", re.IGNORECASE)
+_JA_NUM = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "1": 1, "2": 2, "3": 3, "4": 4, "5": 5,
+           "６": 6, "6": 6, "7": 7, "8": 8, "9": 9}
+_ORDINAL_JA = re.compile(
+    r"(?P<n>[1-9１-９])(?:つ目|番目|個目|番)|(?P<n2>[一二三四五])(?:つ目|番目|個目)|(?P<last>最後|一番下)の|(?P<first>最初|一番上)の|(?P<mid>真ん中)の"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Ordinal:
+    position: int  # 1-based; negative counts from the end
+    count: int = 1  # "the last two" -> 2
+    noun: str | None = None  # "the first region" -> "region"
+
+
+def find_ordinal(text: str, lang: str) -> Ordinal | None:
+    found = find_ordinal_span(text, lang)
+    return found[2] if found else None
+
+
+def find_ordinal_span(text: str, lang: str) -> tuple[int, int, Ordinal] | None:
+    """The ordinal reference in ``text`` with its character span."""
+    if lang == "ja":
+        m = _ORDINAL_JA.search(text)
+        if not m:
+            return None
+        end = m.end()
+        # 「2つ目のプラン」: the noun after の is the kind of thing counted, part of the reference
+        tail = re.match(r"の?([\u30a0-\u30ffー\u4e00-\u9fff]{1,8})?", text[end:])
+        if m.group("last") or m.group("first") or m.group("mid"):
+            noun_end = end + (len(tail.group(0)) if tail and tail.group(1) else 0)
+            pos = -1 if m.group("last") else (0 if m.group("mid") else 1)
+            return m.start(), noun_end, Ordinal(pos)
+        noun_end = end + (len(tail.group(0)) if tail and tail.group(1) else 0)
+        digit = unicodedata.normalize("NFKC", m.group("n") or m.group("n2"))
+        return m.start(), noun_end, Ordinal(_JA_NUM.get(digit, 1))
+    m = _ORDINAL_EN.search(text)
+    if not m:
+        return None
+    if _POSSESSED.search(text[: m.start()]):
+        # "their first album", "Tesla's second factory": an ordinal after a possessor
+        # counts that possessor's things in time, it does not pick from a list
+        return None
+    if m.group("num"):
+        return m.start(), m.end(), Ordinal(int(m.group("num")))
+    if m.group("ord2"):
+        return m.start(), m.end(), Ordinal(ORDINALS_EN[m.group("ord2").lower()])
+    if m.group("ord3"):
+        return m.start(), m.end(), Ordinal(ORDINALS_EN[m.group("ord3").lower()])
+    pos = ORDINALS_EN[m.group("ord").lower()]
+    rest = m.group("rest").lower()
+    count = {"two": 2, "three": 3}.get(rest, 1)
+    noun = None if rest in {"one", "ones", "two", "three", "option", "item", "choice"} else rest
+    if noun in {"or", "and"} and m.group(0).lower().startswith("the "):
+        # "the first or the second": a bare ordinal coordinated with another
+        return m.start(), m.start("rest") - 1, Ordinal(pos, 1, None)
+    if noun is not None and (noun in FUNCTION_WORDS or noun in VERBS):
+        if m.group(0).lower().startswith("the ") and noun in VERBS:
+            # "what does the 2nd cost": a bare ordinal followed by its verb
+            end = m.start("rest") - 1
+            return m.start(), end, Ordinal(pos, 1, None)
+        # "the first time", "first of all" are not ordinal references to a list
+        return None
+    if noun in {"time", "step", "thing", "question", "place", "sign", "signs", "half", "part", "bit",
+                "sentence", "paragraph"}:
+        return None
+    nxt = re.match(r"\s+([A-Za-z][\w\-]*)", text[m.end():])
+    if noun is not None and nxt and nxt.group(1).lower() not in FUNCTION_WORDS \
+            and nxt.group(1).lower() not in VERBS:
+        # "first response time", "second factor authentication": the ordinal is part of a
+        # compound noun, not a pick from a list
+        return None
+    if noun is None and count > 1 and nxt and nxt.group(1).lower() not in FUNCTION_WORDS \
+            and nxt.group(1).lower() not in VERBS:
+        # "the first two marriages": the noun after the count names the kind counted (the
+        # span stays "the first two": the items replace it, the noun stays)
+        noun = nxt.group(1)
+    return m.start(), m.end(), Ordinal(pos, count, noun)
+
+
+_PRONOUN_EN = re.compile(
+    rf"\b(?P<poss>its|their)\b|\b(?:{'|'.join(sorted(ANAPHORS - {'its', 'their'}))})\b|"
+    r"\b(?:that|this|those|these)\b|"
+    r"(?<!are )(?<!is )(?<!was )(?<!were )(?<!'s )(?<!’s )(?<!hi )(?<!hey )(?<!hello )\bthere\b"
+    r"(?!['’](?:s|re|ll)\b|\s+(?:is|are|was|were|a|an|any|be|to\s+[a-z]+)\b)",
+    re.IGNORECASE,
+)
+
+
+def anchors(m: Mention) -> bool:
+    """Whether a mention can carry a question on its own.
+
+    A proper name, an identifier, a vocabulary entity or a multi-word noun phrase
+    ("lung cancer") anchors; a bare common noun ("the system", "the term") is a
+    definite description that points at something already given.
+    """
+    if m.is_attribute:
+        return False
+    if m.source != "general" or m.type in ("name", "term"):
+        return True
+    return len(m.name.split()) >= 2 or (m.name[:1].isupper() and not m.name.isupper())
+
+
+_THAT_CLAUSE_NEXT = frozenset("a an the i you we they he she it there this my our your their "
+                              "its his her all every some no".split())
+
+
+def _proper(m: Mention) -> bool:
+    # "e-Discovery", "iPhone": a capital inside a word marks a name as well
+    return m.source != "general" or m.type in ("name", "term") or any(
+        w[:1].isupper() or any(c.isupper() for c in w[1:]) for w in m.name.split())
+
+
+def english_pronoun(text: str, mentions: Sequence[Mention]) -> re.Match[str] | None:
+    """The first pronoun that needs an antecedent outside the message.
+
+    *it/they* after a noun phrase of the same message that agrees in number are bound
+    to it; *this/that* are pronouns unless a noun phrase follows (a determiner) or a
+    clause follows (a complementiser: "a tier that Paris is missing").
+    """
+    # Everything below reads the text from a position (match(text, pos), search with
+    # pos/endpos) instead of slicing it: a slice per pronoun made long messages quadratic.
+    starts = {m.start for m in mentions}
+    named = [m for m in mentions if not m.is_attribute]
+    inf = len(text) + 1
+    first_proper_end = min((m.end for m in named if _proper(m)), default=inf)
+    first_place_end = min((m.end for m in mentions if m.type in LOCATION_TYPES), default=inf)
+    nps: dict[Mention, str] = {}
+
+    def np_of(m: Mention) -> str:
+        if m not in nps:
+            nps[m] = _np(text, m)
+        return nps[m]
+
+    def between(pattern: re.Pattern[str], a: int, b: int) -> bool:
+        """``pattern.search(text[a:b])``: with pos/endpos unless a word runs across ``a``,
+        where the slice would see a word boundary the whole text does not have."""
+        if 0 < a < len(text) and (text[a - 1].isalnum() or text[a - 1] == "_") \
+                and (text[a].isalnum() or text[a] == "_"):
+            return pattern.search(text[a:b]) is not None
+        return pattern.search(text, a, max(a, b)) is not None
+
+    for pm in _PRONOUN_EN.finditer(text):
+        word = pm.group(0).lower()
+        if word in ("this", "that", "these", "those"):
+            nxt = _NEXT_WORD.match(text, pm.end())
+            nxt_start = nxt.start(1) if nxt else pm.end()
+            prev = _letters_before(text, pm.start()).lower()
+            if nxt and (nxt_start in starts or nxt.group(1).lower() in ("one", "ones")) \
+                    and not (prev in AUXILIARIES and _verb_like(nxt.group(1), text, nxt.end())):
+                continue  # determiner, or one-anaphora (its own cue)
+            if word == "that" and nxt and nxt.group(1).lower() in _THAT_CLAUSE_NEXT \
+                    and prev not in AUXILIARIES and prev not in WH_WORDS \
+                    and prev not in PREPOSITIONS and prev:
+                continue  # complementiser or relative pronoun ("after that" is a pronoun)
+            if word == "that" and prev and prev not in AUXILIARIES and prev not in WH_WORDS \
+                    and prev not in PREPOSITIONS and prev not in VERBS and prev not in (
+                        "explain", "expand", "elaborate", "about", "is", "do"):
+                if nxt and nxt.group(1).lower() not in ("is", "was", "one"):
+                    continue  # "the region that has ...": relative pronoun
+            if nxt is None and _APOSTROPHE_S.match(text, pm.end()):
+                continue  # "that's sorted", "that's all": discourse, not a reference
+            if first_proper_end <= pm.start():
+                continue  # "can the billing export do that?": the message's own subject
+            return pm
+        if word == "there":
+            if first_place_end <= pm.start():
+                continue  # "go with Dublin — what's the RPO there?": bound to the place named
+            return pm
+        if _DUMMY_SUBJECT.match(text, pm.end()):
+            continue  # "it's unrelated": a dummy subject
+        if word == "it" and _EXTRAPOSED.match(text, pm.end()):
+            continue  # "does it cost anything to turn on …": extraposition, a dummy subject
+        num = pronoun_number(word)
+        possessive = word in ("its", "their")
+        # binding: a pronoun takes a noun phrase of its own message only across a clause
+        # boundary ("what is Rock City, and why is it famous?"); inside one clause a
+        # personal pronoun cannot refer to its own subject ("a viewer can't do it"),
+        # possessives can ("the Brits and their ...")
+        # any noun phrase of the message can bind it across a clause boundary ("can we keep
+        # the delivered files, or do they get cleaned up?"); a bare singular common noun only
+        # when it anchors (names something)
+        # … or when it is a bare noun ("what is mortadella and where is it from?"); a
+        # relational noun binds too when it heads the first clause ("what is the newest
+        # version and what is better about it?")
+        bound = any(m.end <= pm.start()
+                    and (((anchors(m) or (num == "pl" and is_plural(np_of(m))))
+                          and (possessive or between(_CLAUSE_BREAK, m.end, pm.start())))
+                         or (((m.type == "phrase" and not m.definite)
+                              or (m.is_attribute and _COPULA_SUBJECT.match(text, 0, m.start)))
+                             and between(_NEW_CLAUSE, m.end, pm.start())))
+                    and (num is None or (num == "pl") == is_plural(np_of(m)))
+                    for m in mentions if not m.is_attribute or m.source == "vocab"
+                    or _COPULA_SUBJECT.match(text, 0, m.start))
+        if not bound:
+            return pm
+    return None
+
+
+_EXTRAPOSED = re.compile(
+    r"\s+(?:(?:cost|costs|take|takes|make\s+sense|help|helps|matter|matters|hurt|hurts|pay|"
+    r"pays)\b[^.?!]*?\bto\s+[a-z]+|(?:is|was|be)?\s*(?:possible|worth|necessary|ok|okay|safe|"
+    r"hard|easy|better|cheaper)\s+to\s+[a-z]+)", re.IGNORECASE)
+_COPULA_SUBJECT = re.compile(r"^\W*(?:what|which|who)\s+(?:is|was|are|were)\s+(?:the\s+)?(?:\w+\s+)?$",
+                             re.IGNORECASE)
+_NEW_CLAUSE = re.compile(r"[,;:—–?!.]|\s-\s|\b(?:and|or|but)\s+(?:where|what|why|how|when|who|which|is|"
+                         r"are|was|were|does|do|did|can|could)\b", re.IGNORECASE)
+_CLAUSE_BREAK = re.compile(r"[,;:—–?!.]|\s-\s|\b(?:and|or|but|so|because|if|when|then|which|"
+                           r"that|who|where|while|before|after)\b", re.IGNORECASE)
+
+
+def _verb_like(word: str, text: str, pos: int) -> bool:
+    """After "does that …" / "is that …": is this word (followed by ``text[pos:]``) the
+    verb (so *that* is a pronoun)?"""
+    w = word.lower()
+    if w in VERBS or w.endswith(("ed", "ing")):
+        return True
+    nxt = _VERB_NEXT.match(text, pos)
+    return nxt is None or nxt.group(1).lower() in PREPOSITIONS | {"?", ".", "!", ",", "anywhere",
+                                                                   "too", "also", "again"}
+
+
+def _np(text: str, m: Mention) -> str:
+    """A mention with the content words that follow it ("VPC peering" + "requests"):
+    the noun phrase whose head decides its number."""
+    # word by word, stopping at the first function word or verb: matching the whole run
+    # of words after every mention made a long message without punctuation quadratic
+    words = [m.surface]
+    pos = m.end
+    while (w := _NP_WORD.match(text, pos)) is not None:
+        lw = w.group(1).lower()
+        if lw in FUNCTION_WORDS or lw in VERBS:
+            break
+        words.append(w.group(1))
+        pos = w.end()
+    return " ".join(words)
+
+
+_NP_WORD = re.compile(r"\s+([A-Za-z][\w\-]*)")
+_NEXT_WORD = re.compile(r"\s+([A-Za-z][\w'\-]*)")
+_VERB_NEXT = re.compile(r"\s*([A-Za-z]+|[?.!,])")
+_APOSTROPHE_S = re.compile(r"['’]s\b")
+_DUMMY_SUBJECT = re.compile(r"['’]s\s+(?:unrelated|fine|ok|okay|sorted|all|great|done|clear)\b",
+                            re.IGNORECASE)
+_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'")
+
+
+def _letters_before(text: str, end: int) -> str:
+    """The last run of ASCII letters and apostrophes in ``text[:end]`` (what
+    ``re.findall(r"[A-Za-z']+", text[:end])[-1]`` was, without scanning the prefix): "" if none."""
+    i = end
+    while i > 0 and text[i - 1] not in _LETTERS:
+        i -= 1
+    j = i
+    while j > 0 and text[j - 1] in _LETTERS:
+        j -= 1
+    return text[j:i]
 
 
 class ReferenceClass(StrEnum):

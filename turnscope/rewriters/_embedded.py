@@ -37,18 +37,18 @@ constraints that still apply does: the most salient entity of each type absent
 from the message. That is exactly the behaviour whose contamination SPEC
 section 1 describes, reproduced so policies can be compared on equal terms.
 
-The rules live in ``turnscope.rewriters._rules``, one module per kind of reference. Each
+The rules live in ``turnscope.rewriters._rules``, a module per family of references. Each
 is a :class:`~turnscope.rewriters._rules._base.Rule` (a ``name`` and ``apply(turn)``
 returning a :class:`~turnscope.rewriters._rules._base.Rewrite` or ``None``), and
 :meth:`EmbeddedRewriter.run` tries them in this order (a reference rule only on the route
 it serves, which the ``route`` rule decides once):
 
-1. ``after-pivot``, ``strip-preamble`` — openers go (``_opener``);
-2. ``screen`` — "this page", "this site" (``_screen``);
-3. ``pro-forms`` — "mine", a locative "there" in open-domain talk (``_bridge``, ``_deixis``);
+1. ``after-pivot``, ``strip-preamble`` — openers go (``_form``);
+2. ``screen`` — "this page", "this site" (``_form``);
+3. ``pro-forms`` — "mine", a locative "there" in open-domain talk (``_open_domain``);
 3b. ``fragment-ellipsis`` — "and in France?" in open-domain talk: the thread's earlier question
-   with the part swapped (``_fragment``; it abstains when the swap is not unique);
-4. ``learned-resolver`` — open-domain English with no structural cue (``_bridge``);
+   with the part swapped (``_open_domain``; it abstains when the swap is not unique);
+4. ``learned-resolver`` — open-domain English with no structural cue (``_open_domain``);
 5. ``route`` — which store the reference rules read: the previous exchange and its lists,
    or an earlier exchange (here);
 6. the immediate reference rules, first answer wins (``_immediate``: ordinal, centre,
@@ -57,8 +57,8 @@ it serves, which the ``route`` rule decides once):
    ellipsis, bridging, unresolved);
 7. ``recall`` — "go back to Dublin" (``_recall``);
 7b. ``clean-query`` — the preamble the message opened with goes from what the rules wrote,
-   a back-reference's topic kept (``_opener``);
-8. ``carry`` — unguarded scopes' qualifiers, then ``place`` — the place frame (``_frame``).
+   a back-reference's topic kept (``_form``);
+8. ``carry`` — unguarded scopes' qualifiers, then ``place`` — the place frame (``_form``).
 
 Shared reading (antecedents, the topic, writing a name in) is plain functions in
 ``_rules._base`` that take the session's extractor explicitly.
@@ -72,14 +72,11 @@ from turnscope.references import Cue, ReferenceClass, english_pronoun
 from turnscope.resolver import Resolver
 from turnscope.rewriters._base import EMBEDDED, RewriteRequest, RewriteResult
 from turnscope.rewriters._rules._base import Rewrite, Route, Rule, TurnContext, primary_mention
-from turnscope.rewriters._rules._bridge import LearnedResolver, ProForms, ResolverBridge
-from turnscope.rewriters._rules._fragment import FragmentEllipsis
-from turnscope.rewriters._rules._frame import Carry, LocativeFrame
+from turnscope.rewriters._rules._form import AfterPivot, Carry, CleanQuery, LocativeFrame, ScreenDeixis, StripPreamble
 from turnscope.rewriters._rules._immediate import IMMEDIATE_RULES
-from turnscope.rewriters._rules._opener import AfterPivot, CleanQuery, StripPreamble
+from turnscope.rewriters._rules._open_domain import FragmentEllipsis, LearnedResolver, ProForms, ResolverBridge
 from turnscope.rewriters._rules._ordinals import _LIST_ORDINAL
 from turnscope.rewriters._rules._recall import Recall
-from turnscope.rewriters._rules._screen import ScreenDeixis
 from turnscope.scope import TopicShift
 
 __all__ = ["EmbeddedRewriter"]
