@@ -4,42 +4,56 @@
     python examples/llamaindex_chat.py
 
 ``TurnscopeChatEngine`` is LlamaIndex's ``CondenseQuestionChatEngine`` with its LLM
-condense call replaced by turnscope. The index is LlamaIndex's own
-``SimpleKeywordTableIndex`` (keywords by regex: no embedding model) and the answer
-comes from ``MockLLM``, which echoes its prompt: with a prompt that is just the
-retrieved passage, the "answer" is the best passage, as an extractive stand-in for a
-real LLM. No network, no API key.
+condense call replaced by turnscope. The retriever is a few lines of keyword overlap (no
+embedding model) with a fixed tie-break, and the answer comes from ``MockLLM``, which
+echoes its prompt: with a prompt that is just the retrieved passage, the "answer" is the
+best passage, as an extractive stand-in for a real LLM. No network, no API key.
 """
 
 from __future__ import annotations
 
-import os
-import sys
-
-# LlamaIndex's keyword table breaks ties between passages that match a question equally well
-# by the order of a set of strings, which Python salts per process: pin the salt, so every
-# run retrieves the same passages. (With salts that retrieve the "fifteenth-century citadel"
-# passage for "Tell me about Machu Picchu", turnscope's gate gives Machu Picchu 0.75 for
-# "Who built it?", under its 0.8, and the question stays as typed: precision first.)
-if os.environ.get("PYTHONHASHSEED") != "3":
-    os.environ["PYTHONHASHSEED"] = "3"
-    os.execv(sys.executable, [sys.executable, *sys.argv])
+import re
 
 from _corpus import CONVERSATION, PASSAGES  # examples/_corpus.py, beside this script
-from llama_index.core import PromptTemplate, SimpleKeywordTableIndex
+from llama_index.core import PromptTemplate
 from llama_index.core.llms import MockLLM
-from llama_index.core.schema import TextNode
+from llama_index.core.query_engine import RetrieverQueryEngine
+from llama_index.core.response_synthesizers import get_response_synthesizer
+from llama_index.core.retrievers import BaseRetriever
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from turnscope.integrations.llamaindex import TurnscopeChatEngine
+
+_STOP = frozenset("the a an is of in on and or to by with me about tell what who how it its".split())
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _STOP}
+
+
+class KeywordRetriever(BaseRetriever):
+    """The passage sharing the most words with the query; a tie goes to the earlier passage.
+
+    (LlamaIndex's ``SimpleKeywordTableIndex`` breaks such ties by iterating a set of
+    strings, whose order Python salts per process: the same question retrieved different
+    passages from run to run.)"""
+
+    def __init__(self, nodes: list[TextNode]) -> None:
+        super().__init__()
+        self._nodes = nodes
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        asked = _words(query_bundle.query_str)
+        scored = [(len(asked & _words(n.get_content())), -k, n) for k, n in enumerate(self._nodes)]
+        best = max(scored, key=lambda t: (t[0], t[1]))
+        return [NodeWithScore(node=best[2], score=float(best[0]))] if best[0] else []
 
 
 def main() -> None:
     llm = MockLLM()
-    # fixed node ids: the tie-break above also iterates a set of node ids (random uuids by default)
-    index = SimpleKeywordTableIndex([TextNode(text=p, id_=f"passage-{k}") for k, p in enumerate(PASSAGES)],
-                                    llm=llm)
-    query_engine = index.as_query_engine(
-        llm=llm, text_qa_template=PromptTemplate("{context_str}"), num_chunks_per_query=1)
+    retriever = KeywordRetriever([TextNode(text=p, id_=f"passage-{k}") for k, p in enumerate(PASSAGES)])
+    query_engine = RetrieverQueryEngine(
+        retriever, get_response_synthesizer(llm=llm, text_qa_template=PromptTemplate("{context_str}")))
     engine = TurnscopeChatEngine.from_defaults(query_engine)
     for message in CONVERSATION:
         response = engine.chat(message)  # the engine's memory keeps the history

@@ -477,7 +477,13 @@ def _same_name(a: str, b: str) -> bool:
     return bool(short) and long_[-len(short):] == short
 
 
+@lru_cache(maxsize=8192)
 def _thing_cue(text: str, name: str) -> bool:
+    # (cached: the agreement filter asks it for every candidate against every earlier turn,
+    # and a conversation's later messages ask the same pairs again; most names are not in
+    # most turns, which a plain search tells before any pattern is built)
+    if name.lower() not in text.lower():
+        return False
     # (a possessive "Apple's" is the name too)
     for m in re.finditer(rf"(?<![\w'’-]){re.escape(name)}(?=['’]s\b|(?![\w'’-]))", text, re.IGNORECASE):
         left, right = text[:m.start()], text[m.end():]

@@ -803,8 +803,10 @@ def _swap(previous_question: str, fragment: Fragment, *, complete: bool) -> str 
 
 # "Which one is faster?" ----------------------------------------------------------------
 
-_WHICH = re.compile(r"^\s*(?:(?:so|and|ok(?:ay)?|then)\s*,?\s+)?which(?:\s+one)?(?:\s+of\s+(?:the\s+two|them|the\s+pair|both))?"
-                    r"\s+(?:is|['’]s|would\s+be|should\s+i|do\s+you|would\s+you|works|runs|has|costs)\b[^,;:]*?[?.!]*\s*$",
+_WHICH = re.compile(r"^\s*(?:(?:so|and|ok(?:ay)?|then)\s*,?\s+)?which(?:\s+one)?"
+                    r"(?:\s+of\s+(?:the\s+two|them|the\s+pair|both))?"
+                    r"\s+(?:is|['’]s|would\s+be|should\s+i|do\s+you|would\s+you|works|runs|has|costs)\b"
+                    r"[^,;:]*?[?.!]*\s*$",
                     re.IGNORECASE)
 _PAIR = re.compile(r"^(?P<a>.+?)\s+(?:and|or|vs\.?|versus)\s+(?P<b>.+)$", re.IGNORECASE)
 

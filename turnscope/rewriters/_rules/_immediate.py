@@ -30,6 +30,7 @@ from turnscope._lexicon import is_plural, pronoun_number
 from turnscope.entities import Mention, SlotStatus
 from turnscope.references import Cue, anchors, english_pronoun, find_ordinal_span
 from turnscope.rewriters._rules._base import (
+    JA_DEM_PERSON,
     Centre,
     Rewrite,
     Route,
@@ -41,7 +42,6 @@ from turnscope.rewriters._rules._base import (
     gapping,
     parallel_records,
     scoped_user_records,
-    JA_DEM_PERSON,
     substitute_pronouns,
     topic_in_scope,
 )
@@ -266,7 +266,8 @@ class SelfContained:
 
 
 # the company or shop the user addresses, as the message's own subject
-_JA_ADDRESSEE = re.compile(r"^\s*(?:(?:あと|じゃあ|では|それで)[、,]?\s*)?(?:御社|貴社|そちら|こちら|御店)(?:の|は|って|で)")
+_JA_ADDRESSEE = re.compile(r"^\s*(?:(?:あと|じゃあ|では|それで)[、,]?\s*)?"
+                           r"(?:御社|貴社|そちら|こちら|御店)(?:の|は|って|で)")
 
 
 class ZeroAnaphora:
