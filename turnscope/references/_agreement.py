@@ -45,6 +45,19 @@ _DUMMY_IT = re.compile(
 )
 
 
+def _dummy_spans(text: str) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in _DUMMY_IT.finditer(text)]
+
+
+def _refers(m: re.Match[str], text: str, dummy_spans: list[tuple[int, int]]) -> bool:
+    """Whether a pronoun found in ``text`` points at something: not the field "IT" ("IT
+    support"), not the dummy "it" of "how long does it take to"."""
+    word = m.group(0)
+    if word == "IT" and not text.isupper():
+        return False
+    return not (word.lower() == "it" and any(a <= m.start() < b for a, b in dummy_spans))
+
+
 def pronoun_agreement(text: str) -> Agreement | None:
     """The kind of antecedent the third-person pronouns of ``text`` need.
 
@@ -62,15 +75,12 @@ def pronoun_agreement(text: str) -> Agreement | None:
     """
     if has_cjk(text):
         return None
-    dummy_spans = [(m.start(), m.end()) for m in _DUMMY_IT.finditer(text)]
+    dummy_spans = _dummy_spans(text)
     kinds: set[Agreement] = set()
     for m in _PRONOUN_RE.finditer(text):
-        word = m.group(0)
-        if word == "IT" and not text.isupper():  # the field, "IT support"
+        if not _refers(m, text, dummy_spans):
             continue
-        low = word.lower()
-        if low == "it" and any(a <= m.start() < b for a, b in dummy_spans):
-            continue
+        low = m.group(0).lower()
         if low in _PERSON_PRONOUNS:
             kinds.add("person")
         elif low in _THING_PRONOUNS:
@@ -542,10 +552,8 @@ _SUBJECT_PREPOSITION = frozenset("in on at for to with of from by about into ove
 def referring_it(text: str) -> list[re.Match[str]]:
     """The "it"/"its" of ``text`` that point at something (not the dummy "it" of "how long
     does it take to ...")."""
-    dummy_spans = [(m.start(), m.end()) for m in _DUMMY_IT.finditer(text)]
-    return [m for m in _IT.finditer(text)
-            if not (m.group(0) == "IT" and not text.isupper())
-            and not any(a <= m.start() < b for a, b in dummy_spans)]
+    dummy_spans = _dummy_spans(text)
+    return [m for m in _IT.finditer(text) if _refers(m, text, dummy_spans)]
 
 
 def thing_subject(message: str, questions: Sequence[tuple[str, str | None]],
