@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from turnscope._matching import check_terms, has_cjk
+from turnscope._lexicon import check_terms, has_cjk
 from turnscope.references._agreement import is_person, person_names, pronoun_agreement
 from turnscope.references._question import (
     attach_topic,

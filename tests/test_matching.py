@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from turnscope._exceptions import InputError
-from turnscope._matching import (
+from turnscope._lexicon import (
     TermCheck,
     check_terms,
     contains_any,

@@ -18,7 +18,7 @@ import pytest
 import turnscope
 from turnscope._exceptions import ItemError
 from turnscope._items import STRATA, FollowUpItem, read_items
-from turnscope._matching import contains_any, contains_term
+from turnscope._lexicon import contains_any, contains_term
 
 FOLDER = Path(turnscope.__file__).parent / "data" / "followups"
 HALVES = {"dev": "ev_d_", "check": "ev_c_"}

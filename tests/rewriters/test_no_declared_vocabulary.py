@@ -15,7 +15,7 @@ from functools import lru_cache
 import pytest
 
 from turnscope import Session
-from turnscope._matching import check_terms
+from turnscope._lexicon import check_terms
 from turnscope.entities import bundled_vocabulary
 from turnscope.entities._extract import BUNDLED_CORPUS_OF
 from turnscope.evaluation import bundled_items

@@ -17,7 +17,7 @@ CAsT 2019 and 2020 ship no responses, so there the earlier conversation is the
 earlier user utterances, as before.
 
 Words are compared by stem, but the item lists surface forms, because the
-matcher (``turnscope._matching``) works on text: a required word is
+matcher (``turnscope._lexicon``) works on text: a required word is
 a list of alternatives (every lower-cased form seen in the earlier utterances
 and the human rewrite, plus the stem when it is longer than two letters, so
 "shark" satisfies "sharks"), and each form of a forbidden word is a forbidden
@@ -45,8 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from turnscope._exceptions import DatasetError, InputError
-from turnscope._lexicon import TOKEN_RE, is_content, stem, tokens
-from turnscope._matching import contains_term
+from turnscope._lexicon import TOKEN_RE, contains_term, is_content, stem, tokens
 
 __all__ = [
     "CAST21_PARTS",

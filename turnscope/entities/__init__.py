@@ -3,23 +3,21 @@
 from turnscope.entities._extract import (
     BUNDLED_CORPUS_OF,
     BUNDLED_PREFIX,
+    DEFAULT_EVICT_AFTER,
+    DEFAULT_STALE_AFTER,
     GENERAL_TYPES,
     EntityExtractor,
     Enumeration,
+    LivenessConfig,
     Mention,
+    Slot,
+    SlotStatus,
+    SlotTable,
     Vocabulary,
     bundled_name,
     bundled_vocabularies,
     bundled_vocabulary,
     search_before,
-)
-from turnscope.entities._liveness import (
-    DEFAULT_EVICT_AFTER,
-    DEFAULT_STALE_AFTER,
-    LivenessConfig,
-    Slot,
-    SlotStatus,
-    SlotTable,
 )
 
 __all__ = [

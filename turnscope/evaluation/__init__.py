@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 # imports sessions, retrieval, rich and numpy) is loaded on first use, so importing the
 # matcher never drags in the harness, and the harness's imports of those packages are
 # never circular.
-from turnscope._matching import (
+from turnscope._lexicon import (
     TermCheck,
     check_terms,
     contains_any,

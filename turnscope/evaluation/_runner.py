@@ -22,7 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from turnscope._exceptions import ConfigError, InputError
 from turnscope._items import STRATA, FollowUpItem, rewrite_item
-from turnscope._matching import check_terms
+from turnscope._lexicon import check_terms
 from turnscope._session import Session
 from turnscope.conversation import detect_language
 from turnscope.entities import Vocabulary, bundled_vocabularies

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from turnscope._matching import has_cjk
+from turnscope._lexicon import has_cjk
 
 __all__ = ["Agreement", "is_person", "person_names", "pronoun_agreement", "referring_it", "thing_subject"]
 

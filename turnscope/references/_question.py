@@ -34,8 +34,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from turnscope._lexicon import ADVERBS, AUXILIARIES, PREPOSITIONS, PRONOUNS, VERBS, WH_WORDS, is_plural, predicate_word
-from turnscope._matching import has_cjk
+from turnscope._lexicon import (
+    ADVERBS,
+    AUXILIARIES,
+    PREPOSITIONS,
+    PRONOUNS,
+    VERBS,
+    WH_WORDS,
+    has_cjk,
+    is_plural,
+    predicate_word,
+)
 from turnscope.references._agreement import PERSON_NOUNS
 
 __all__ = ["PLACES", "canonical_place", "find_places",

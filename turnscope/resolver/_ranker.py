@@ -469,14 +469,16 @@ SHORTLIST = 3
 GATE_EXTRA: tuple[str, ...] = ("rank", "score", "top_score", "score_ratio", "gap_next", "n_above_01")
 
 
-def shortlist(keys: Sequence[frozenset[str]], scores: np.ndarray, size: int = SHORTLIST) -> list[int]:
-    """The best-scored candidates, each adding a content word the ones before it lack."""
+def shortlist(keys: Sequence[frozenset[str]], scores: np.ndarray, size: int = SHORTLIST,
+              skip: Callable[[int], bool] | None = None) -> list[int]:
+    """The best-scored candidates, each adding a content word the ones before it lack (and
+    not ``skip``-ped: asked only of the candidates the walk reaches)."""
     chosen: list[int] = []
     covered: set[str] = set()
     for i in np.argsort(-scores, kind="stable"):
         if len(chosen) >= size:
             break
-        if keys[i] <= covered:
+        if keys[i] <= covered or (skip is not None and skip(int(i))):
             continue
         chosen.append(int(i))
         covered |= keys[i]
@@ -638,12 +640,23 @@ class Resolver:
         without the constraint (its features do not change), so the constraint only removes."""
         t = self.threshold_for(message) if threshold is None else threshold
         cands, scores, x = self._score(message, history, shift)
+        keys = [c.key for c in cands]
         if agrees is not None and cands:
-            keep = [i for i, c in enumerate(cands) if agrees(c.text)]
-            if len(keep) < len(cands):
-                cands = [cands[i] for i in keep]
-                scores, x = scores[keep], x[keep]
-        short = shortlist([c.key for c in cands], scores)
+            # (the grammar's test reads every earlier turn: asked of a hundred candidates it
+            # was most of a long exchange's time. Only two things see a rejected candidate:
+            # the gate's count of candidates scored >= 0.1, and the shortlist's walk, which
+            # stops after a few; so those above 0.1 are asked now, the rest as reached)
+            verdict: dict[int, bool] = {}
+
+            def rejected(i: int) -> bool:
+                if i not in verdict:
+                    verdict[i] = not agrees(cands[i].text)
+                return verdict[i]
+
+            scores = np.where([s >= 0.1 and rejected(i) for i, s in enumerate(scores)], -np.inf, scores)
+            short = shortlist(keys, scores, skip=rejected)
+        else:
+            short = shortlist(keys, scores)
         gate = np.asarray(self._gate.predict(gate_rows(x, scores, short), num_threads=1),
                           dtype=np.float64) \
             if short else np.zeros(0)

@@ -38,8 +38,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from turnscope._lexicon import FUNCTION_WORDS
-from turnscope._matching import contains_term, normalize
+from turnscope._lexicon import FUNCTION_WORDS, contains_term, normalize
 from turnscope.entities import EntityExtractor, Mention, SlotStatus
 from turnscope.rewriters._base import RewriteRequest
 from turnscope.rewriters._prompts import PLACEHOLDER_PATTERN

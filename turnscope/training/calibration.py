@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from turnscope._matching import check_terms
+from turnscope._lexicon import check_terms
 from turnscope.resolver._neural import CachedEmbedder
 from turnscope.resolver._ranker import GATE_EXTRA, Resolver
 

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from turnscope._matching import check_terms
+from turnscope._lexicon import check_terms
 from turnscope.datasets import load_canard, load_cast
 from turnscope.resolver._candidates import HistoryTurn, candidates, key_of
 from turnscope.resolver._neural import CachedEmbedder, NeuralTagger, default_tagger
