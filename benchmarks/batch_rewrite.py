@@ -59,7 +59,7 @@ from turnscope import BatchRewriter, Session, TurnResult
 from turnscope._items import FollowUpItem, rewrite_item
 from turnscope.datasets import TopicTurn, load_topiocqa, load_topiocqa_train, resolve_data_root
 from turnscope.resolver import Resolver
-from turnscope.resolver._neural import CachedEmbedder
+from turnscope.resolver._candidates import CachedEmbedder
 
 DEFAULT_ITEMS = 3000
 DEFAULT_SUBSET = 300

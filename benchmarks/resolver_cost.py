@@ -39,8 +39,14 @@ from rich.table import Table
 from turnscope import Session
 from turnscope.datasets import load_cast
 from turnscope.resolver import CachedEmbedder, Resolver
-from turnscope.resolver._candidates import HistoryTurn, clear_text_caches, sentences
-from turnscope.resolver._neural import NeuralTagger, default_tagger, tagger_threads
+from turnscope.resolver._candidates import (
+    HistoryTurn,
+    NeuralTagger,
+    clear_text_caches,
+    default_tagger,
+    sentences,
+    tagger_threads,
+)
 
 
 def exchanges(items: list[dict[str, Any]]) -> list[list[tuple[str, str]]]:

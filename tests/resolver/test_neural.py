@@ -1,4 +1,4 @@
-"""The neural tagger's encoding, word grouping and evidence (turnscope.resolver._neural)."""
+"""The neural tagger's encoding, word grouping and evidence (turnscope.resolver._candidates)."""
 
 from __future__ import annotations
 
@@ -6,14 +6,15 @@ import numpy as np
 import pytest
 
 from turnscope._exceptions import ConfigError
-from turnscope.resolver._candidates import HistoryTurn, key_of
-from turnscope.resolver._neural import (
+from turnscope.resolver._candidates import (
     DEFAULT_MAX_LEN,
     MAX_TURNS,
+    HistoryTurn,
     NeuralEvidence,
     NeuralTagger,
     default_tagger,
     encode,
+    key_of,
     load_tokenizer,
     word_scores,
 )
@@ -89,7 +90,7 @@ _EXACT_TREATABLE = [0.4135, 0.0104, 0.0146, 0.1057, 0.0660, 0.0048, 0.0846, 0.51
 
 
 def test_the_tagger_computes_exact_int8_on_every_cpu() -> None:
-    from turnscope.resolver._neural import NeuralTagger
+    from turnscope.resolver._candidates import NeuralTagger
 
     _, probs, need = NeuralTagger().run(
         "Is it treatable?", ["What is throat cancer?",
@@ -119,7 +120,7 @@ def test_a_bad_thread_count_is_a_config_error(threads) -> None:  # type: ignore[
 
 
 def test_the_default_tagger_runs_on_one_thread_unless_told_otherwise() -> None:
-    from turnscope.resolver._neural import DEFAULT_THREADS, tagger_threads
+    from turnscope.resolver._candidates import DEFAULT_THREADS, tagger_threads
 
     assert DEFAULT_THREADS == 1
     assert tagger_threads({}) == DEFAULT_THREADS
@@ -130,7 +131,7 @@ def test_the_default_tagger_runs_on_one_thread_unless_told_otherwise() -> None:
 
 
 def test_the_environment_sets_the_tagger_threads(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from turnscope.resolver._neural import THREADS_ENV, tagger_threads
+    from turnscope.resolver._candidates import THREADS_ENV, tagger_threads
 
     assert tagger_threads({THREADS_ENV: " 3 "}) == 3
     monkeypatch.setenv(THREADS_ENV, "1")
@@ -141,7 +142,7 @@ def test_the_environment_sets_the_tagger_threads(monkeypatch) -> None:  # type: 
 
 @pytest.mark.parametrize("value", ["0", "-1", "two", "1.5", "\u00b2"])
 def test_a_bad_thread_count_in_the_environment_names_the_variable(monkeypatch, value) -> None:  # type: ignore[no-untyped-def]
-    from turnscope.resolver._neural import THREADS_ENV
+    from turnscope.resolver._candidates import THREADS_ENV
 
     monkeypatch.setenv(THREADS_ENV, value)
     with pytest.raises(ConfigError, match=f"{THREADS_ENV} must be a whole number >= 1, got '{value}'"):

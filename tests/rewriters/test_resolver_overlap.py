@@ -11,7 +11,7 @@ import pytest
 from turnscope import Session
 from turnscope.datasets import load_cast, resolve_data_root
 from turnscope.resolver import CachedEmbedder, Resolver
-from turnscope.resolver._neural import NeuralTagger
+from turnscope.resolver._candidates import NeuralTagger
 
 REPO = Path(__file__).resolve().parents[2]
 

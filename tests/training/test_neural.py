@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from turnscope._exceptions import ConfigError, DatasetError
-from turnscope.resolver._neural import encode, load_tokenizer
+from turnscope.resolver._candidates import encode, load_tokenizer
 from turnscope.training.neural import _read, labels_for, train_neural
 
 

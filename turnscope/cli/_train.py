@@ -81,7 +81,7 @@ def _train_shift(data_root: Path | None, seed: int, cache: bool, console: Consol
 def _train_neural(data_root: Path | None, seed: int, limit: int, console: Console) -> None:
     """The tagger's synthetic follow-ups (in the cache), then the tagger (the int8 model, into
     the package)."""
-    from turnscope.resolver import _neural
+    from turnscope.resolver import _candidates
     from turnscope.retrieval import default_cache_dir
     from turnscope.training.neural import train_neural
     from turnscope.training.neural_data import build_neural_data
@@ -94,7 +94,7 @@ def _train_neural(data_root: Path | None, seed: int, limit: int, console: Consol
     except TurnscopeError as exc:
         console.print(f"error: {exc}", markup=False, highlight=False)
         raise typer.Exit(1) from None
-    _neural._DEFAULT = None  # the resolver trained next reads the tagger just written
+    _candidates._DEFAULT = None  # the resolver trained next reads the tagger just written
     console.print(f"neural tagger: {report.examples} examples, {report.steps} steps in {report.seconds:.0f} s; "
                   f"held-out token AUC {report.token_auc:.3f}, need AUC {report.need_auc:.3f}",
                   markup=False, highlight=False)

@@ -1,9 +1,9 @@
 """The learned resolver: which earlier phrases does the latest message need?
 
-Layout: ``_candidates`` (phrases of earlier turns), ``_neural`` (the neural tagger and
-the cached e5 embedder: each text embedded once), ``_ranker`` (the features the ranker
-reads, inference with the shipped model, and the query realised from what it carries),
-``_shift`` (the topic-shift detector and its features). Training lives in
+Layout: ``_candidates`` (phrases of earlier turns, and the evidence read about them: the
+neural tagger and the cached e5 embedder, each text embedded once), ``_ranker`` (the
+features the ranker reads, inference with the shipped model, and the query realised from
+what it carries), ``_shift`` (the topic-shift detector and its features). Training lives in
 :mod:`turnscope.training` (``turnscope train``), which nothing here imports.
 
 >>> from turnscope.resolver import HistoryTurn, default_resolver
@@ -13,8 +13,7 @@ reads, inference with the shipped model, and the query realised from what it car
 'Is lobular carcinoma dangerous?'
 """
 
-from turnscope.resolver._candidates import Candidate, HistoryTurn, candidates
-from turnscope.resolver._neural import CachedEmbedder
+from turnscope.resolver._candidates import CachedEmbedder, Candidate, HistoryTurn, candidates
 from turnscope.resolver._ranker import (
     Resolution,
     Resolver,

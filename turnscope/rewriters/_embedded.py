@@ -43,8 +43,8 @@ returning a :class:`~turnscope.rewriters._rules._base.Rewrite` or ``None``), and
 :meth:`EmbeddedRewriter.run` tries them in this order (a reference rule only on the route
 it serves, which the ``route`` rule decides once):
 
-1. ``after-pivot``, ``strip-preamble`` — openers go (``_form``);
-2. ``screen`` — "this page", "this site" (``_form``);
+1. ``after-pivot``, ``strip-preamble`` — openers go (``_open_domain``);
+2. ``screen`` — "this page", "this site" (``_open_domain``);
 3. ``pro-forms`` — "mine", a locative "there" in open-domain talk (``_open_domain``);
 3b. ``fragment-ellipsis`` — "and in France?" in open-domain talk: the thread's earlier question
    with the part swapped (``_open_domain``; it abstains when the swap is not unique);
@@ -57,8 +57,8 @@ it serves, which the ``route`` rule decides once):
    ellipsis, bridging, unresolved);
 7. ``recall`` — "go back to Dublin" (``_recall``);
 7b. ``clean-query`` — the preamble the message opened with goes from what the rules wrote,
-   a back-reference's topic kept (``_form``);
-8. ``carry`` — unguarded scopes' qualifiers, then ``place`` — the place frame (``_form``).
+   a back-reference's topic kept (``_open_domain``);
+8. ``carry`` — unguarded scopes' qualifiers, then ``place`` — the place frame (``_open_domain``).
 
 Shared reading (antecedents, the topic, writing a name in) is plain functions in
 ``_rules._base`` that take the session's extractor explicitly.
@@ -72,9 +72,19 @@ from turnscope.references import Cue, ReferenceClass, english_pronoun
 from turnscope.resolver import Resolver
 from turnscope.rewriters._base import EMBEDDED, RewriteRequest, RewriteResult
 from turnscope.rewriters._rules._base import Rewrite, Route, Rule, TurnContext, primary_mention
-from turnscope.rewriters._rules._form import AfterPivot, Carry, CleanQuery, LocativeFrame, ScreenDeixis, StripPreamble
 from turnscope.rewriters._rules._immediate import IMMEDIATE_RULES
-from turnscope.rewriters._rules._open_domain import FragmentEllipsis, LearnedResolver, ProForms, ResolverBridge
+from turnscope.rewriters._rules._open_domain import (
+    AfterPivot,
+    Carry,
+    CleanQuery,
+    FragmentEllipsis,
+    LearnedResolver,
+    LocativeFrame,
+    ProForms,
+    ResolverBridge,
+    ScreenDeixis,
+    StripPreamble,
+)
 from turnscope.rewriters._rules._ordinals import _LIST_ORDINAL
 from turnscope.rewriters._rules._recall import Recall
 from turnscope.scope import TopicShift

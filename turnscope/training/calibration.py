@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from turnscope._lexicon import check_terms
-from turnscope.resolver._neural import CachedEmbedder
+from turnscope.resolver._candidates import CachedEmbedder
 from turnscope.resolver._ranker import GATE_EXTRA, Resolver
 
 __all__ = ["CALIBRATION_CONVERSATIONS", "CALIBRATION_PAIRS", "CALIBRATION_SEEDS", "CONTAMINATION_WEIGHT",

@@ -14,7 +14,7 @@ costs about half as much (the backward pass runs through two layers), so all ~35
 usable examples fit in one epoch of under an hour, and the upper layers are where a
 tagging task moves the weights most. Then the model is
 exported to ONNX and quantised to int8 (``onnxruntime.quantization``), which is what ships;
-inference is :mod:`turnscope.resolver._neural`.
+inference is :mod:`turnscope.resolver._candidates`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from turnscope._exceptions import ConfigError, DatasetError
-from turnscope.resolver._neural import DEFAULT_MAX_LEN, MAX_TURNS, Encoded, encode, load_tokenizer
+from turnscope.resolver._candidates import DEFAULT_MAX_LEN, MAX_TURNS, Encoded, encode, load_tokenizer
 from turnscope.training.resolver import _auc
 
 __all__ = ["NeuralTrainReport", "encoder_dir", "labels_for", "train_neural"]

@@ -33,8 +33,7 @@ import numpy as np
 
 from turnscope._lexicon import check_terms
 from turnscope.datasets import load_canard, load_cast
-from turnscope.resolver._candidates import HistoryTurn, candidates, key_of
-from turnscope.resolver._neural import CachedEmbedder, NeuralTagger, default_tagger
+from turnscope.resolver._candidates import CachedEmbedder, HistoryTurn, NeuralTagger, candidates, default_tagger, key_of
 from turnscope.resolver._ranker import (
     DEFAULT_HISTORY_TURNS,
     FEATURES,
