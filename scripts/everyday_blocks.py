@@ -26,11 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from turnscope._lexicon import check_terms, has_cjk
-from turnscope.references._agreement import is_person, person_names, pronoun_agreement
-from turnscope.references._question import (
+from turnscope.references._grammar import (
     attach_topic,
     elaboration_query,
+    is_person,
     parse_fragment,
+    person_names,
+    pronoun_agreement,
     split_preamble,
     substitute_in_thread,
 )

@@ -1,10 +1,10 @@
-"""Pronoun agreement and person names decided by grammar (turnscope.references._agreement)."""
+"""Pronoun agreement and person names decided by grammar (turnscope.references._grammar)."""
 
 from __future__ import annotations
 
 import pytest
 
-from turnscope.references._agreement import is_person, person_names, pronoun_agreement
+from turnscope.references._grammar import is_person, person_names, pronoun_agreement
 
 
 @pytest.mark.parametrize(

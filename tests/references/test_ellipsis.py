@@ -1,10 +1,10 @@
-"""Elliptical follow-ups parsed and substituted (turnscope.references._question)."""
+"""Elliptical follow-ups parsed and substituted (turnscope.references._grammar)."""
 
 from __future__ import annotations
 
 import pytest
 
-from turnscope.references._question import Fragment, parse_fragment, substitute, substitute_in_thread
+from turnscope.references._grammar import Fragment, parse_fragment, substitute, substitute_in_thread
 
 
 @pytest.mark.parametrize(

@@ -1,10 +1,10 @@
-"""Preambles, question subjects and elaboration queries (turnscope.references._question)."""
+"""Preambles, question subjects and elaboration queries (turnscope.references._grammar)."""
 
 from __future__ import annotations
 
 import pytest
 
-from turnscope.references._question import attach_topic, elaboration_query, question_subject, split_preamble
+from turnscope.references._grammar import attach_topic, elaboration_query, question_subject, split_preamble
 
 
 @pytest.mark.parametrize(

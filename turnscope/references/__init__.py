@@ -1,11 +1,5 @@
 """Reference classes and follow-up cues (the reference classes of docs/output.md)."""
 
-from turnscope.references._agreement import (
-    is_person,
-    person_names,
-    pronoun_agreement,
-    thing_subject,
-)
 from turnscope.references._classify import (
     HEADLESS_SUPERLATIVE,
     ORDINALS_EN,
@@ -25,15 +19,19 @@ from turnscope.references._classify import (
     find_ordinal_span,
     follow_up_cue,
 )
-from turnscope.references._question import (
+from turnscope.references._grammar import (
     Fragment,
     attach_topic,
     elaboration_query,
+    is_person,
     named_kinds,
     parse_fragment,
+    person_names,
+    pronoun_agreement,
     question_subject,
     split_preamble,
     substitute_in_thread,
+    thing_subject,
     which_of_pair,
 )
 

@@ -17,7 +17,7 @@ query, carried qualifiers, the place frame; the section "The query's form" below
   install leaves the rules to answer alone.
 * **Elliptical fragments** — "and in France?", "what about the Pixel 9 Pro?", "and the
   cinematographer?": an earlier question of the thread with one part swapped, or completed
-  (:mod:`turnscope.references._question` decides which part, by kind and structure, and
+  (:mod:`turnscope.references._grammar` decides which part, by kind and structure, and
   abstains when the evidence is not unique). The rule runs before the learned resolver:
   the resolver chooses an earlier *phrase* to write into a message, and a fragment needs an
   earlier *question* with a phrase taken out, which it does not do (it leaves "and in
