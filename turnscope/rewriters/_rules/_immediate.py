@@ -27,6 +27,7 @@ import re
 from collections.abc import Sequence
 
 from turnscope._lexicon import is_plural, pronoun_number
+from turnscope.conversation import ResolvedTurn
 from turnscope.entities import Mention, SlotStatus
 from turnscope.references import Cue, anchors, english_pronoun, find_ordinal_span
 from turnscope.rewriters._rules._base import (
@@ -484,10 +485,68 @@ class Ellipsis:
             if replaced is not None:
                 labels.append(f"ellipsis:gapping@turn{rec.turn}")
                 return Rewrite(replaced[0], tuple(labels), replaced[1], final=True)
+        if lang == "ja":
+            conditioned = ja_condition(text, msg.mentions, prev)
+            if conditioned is not None:
+                labels.append(f"ellipsis:condition@turn{prev.turn}")
+                return Rewrite(conditioned, tuple(labels), prev.focus, final=True)
+        if lang == "ja" and any(f"{m.name}の" in text for m in msg.mentions if not m.is_attribute):
+            # 「おもてなし受付の保証期間は？」 names whose 保証期間 it asks: a whole question
+            # in the fragment's form, with no dropped owner to attach (nor a topic to bridge to)
+            return Rewrite(text, (*labels, "ellipsis:own-owner"), final=True)
         if antecedent is not None and antecedent.name.casefold() not in turn.present:
             labels.append(f"ellipsis:attach->{antecedent.name}")
             return Rewrite(attach(text, lang, antecedent.name), tuple(labels), antecedent, final=True)
         return Rewrite(text, tuple(labels)) if labels else None
+
+
+# 「レンタルだと？」「エンタープライズなら？」: the previous question asked again under another
+# condition, not a question about a new subject
+_JA_CONDITION = re.compile(r"^(?:じゃあ|では|で|あと)?[、,]?\s*(?P<x>[^、。？?]+?)"
+                           r"(?:だと|なら|だったら|の場合は?|では)[？?]?$")
+_JA_OPENER = re.compile(r"^(?:じゃあ|では|で|あと|それで|ところで)[、,]\s*")
+#: the head nouns that name a kind of offer: 「スタンダードプラン」 and 「エンタープライズ」 are two of them
+_JA_KIND_HEADS = ("プラン", "モデル", "コース", "エディション", "タイプ", "サイズ", "バージョン", "版")
+_KATAKANA_OR_LATIN = re.compile(r"[\u30a0-\u30ffA-Za-z0-9ー・ ]+")
+
+
+def _ja_shape(name: str) -> str:
+    """Katakana/Latin, kanji, or other: two names of one shape may be two of a kind (「大阪」
+    and 「東京」), so a condition beside one of them is a swap nothing here can type."""
+    if _KATAKANA_OR_LATIN.fullmatch(name):
+        return "katakana"
+    if all("\u4e00" <= ch <= "\u9fff" for ch in name):
+        return "kanji"
+    return "other"
+
+
+def ja_condition(text: str, mentions: Sequence[Mention], prev: ResolvedTurn) -> str | None:
+    """「エンタープライズだと？」 after 「スタンダードプランって会話数の上限ある？」 ->
+    「エンタープライズプランって会話数の上限ある？」: the previous question (as resolved, its
+    opening sentences and connective dropped) with the offer of the same kind swapped; with
+    nothing of that kind in it, the condition goes in front (「レンタルだと、おもてなし受付の
+    保証期間は？」). None when the message is not a bare condition, or when the previous
+    question holds a name of the condition's shape that may be the part it replaces."""
+    m = _JA_CONDITION.match(text.strip())
+    if m is None or len(mentions) != 1 or mentions[0].name != m["x"]:
+        return None
+    x = m["x"]
+    sentences = [t for t in re.split(r"(?<=[。！!])", prev.query) if t.strip()]
+    if not sentences:
+        return None
+    question = _JA_OPENER.sub("", sentences[-1].strip())
+    if not question or x in question:
+        return None
+    own = [e for e in prev.entities if e.name in question]
+    for e in own:
+        for head in _JA_KIND_HEADS:
+            if e.name.endswith(head) and e.name != head and not x.endswith(head) \
+                    and _ja_shape(e.name[:-len(head)]) == "katakana" == _ja_shape(x):
+                return question.replace(e.name, x + head, 1)
+    if any(_ja_shape(e.name) == _ja_shape(x) != "other" for e in own):
+        return None
+    core = question.rstrip("？?")
+    return f"{x}だと、{core}？"
 
 
 class Bridging:
