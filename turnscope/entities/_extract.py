@@ -822,7 +822,7 @@ _PAIR_LINK = re.compile(r"\s*(?:↔|<->|⇄|<=>|/|&|and|vs\.?|versus)\s*", re.IG
 #: what joins two items of a list; an English article may open the next item ("the Paleozoic
 #: Era, the Mesozoic Era and the Cenozoic Era")
 _COORD = re.compile(r"^\s*(?:,|、|，|/|and|or|,\s*and|,\s*or|and\s+also|as\s+well\s+as|vs\.?|versus|"
-                    r"と|や|または|か|及び|および)(?:\s+(?:the|a|an))?\s*$", re.IGNORECASE)
+                    r"と|や|または|か|及び|および|、?\s*そして|、?\s*それから)(?:\s+(?:the|a|an))?\s*$", re.IGNORECASE)
 _PAREN_SPAN = re.compile(r"\([^()]*\)|（[^（）]*）")
 _LOOSE_COORD = re.compile(r"(?:,\s*|\s)(?:or|and)\s*$|、$|と$|や$|または$", re.IGNORECASE)
 _INLINE_NUMBER_JA = re.compile(r"([1-9])(?:つ目|番目)(?:が|は|に|として)")
