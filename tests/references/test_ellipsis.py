@@ -193,3 +193,12 @@ def test_an_adverbial_is_not_completed() -> None:
     frag = parse_fragment("and the year after?")
     assert frag is None or substitute_in_thread(["Which team won the league in 2016?"], frag) \
         != "What is the year after of the league?"
+
+
+def test_a_possessive_subject_is_completed_with_its_owner() -> None:
+    from turnscope.references._grammar import parse_fragment, substitute
+
+    assert substitute("Who composed Parasite's music?", parse_fragment("and the cinematographer?")) \
+        == "Who is the cinematographer of Parasite?"
+    # what the name owns is more than one word: whose cinematographer is not known
+    assert substitute("Is Bong Joon-ho's new film out?", parse_fragment("and the cinematographer?")) is None

@@ -48,3 +48,10 @@ def test_sosite_joins_the_last_item_of_a_japanese_list() -> None:
     text = "主な機能は4つあります。音声対話、画面連動、多言語対応、そして会話ログ分析です。"
     lists = ex.enumerations(text, 2, "ja", ex.extract(text, "ja"))
     assert [m.name for m in lists[0].items] == ["音声対話", "画面連動", "多言語対応", "会話ログ分析"]
+
+
+def test_a_part_of_a_dropped_owner_still_takes_the_owner() -> None:
+    # 「バッテリーの充電時間」: the battery is a part, and whose battery it is was dropped
+    s = _session("AirSound Pro 3 の重さは？", "AirSound Pro 3 は片耳5.2gです。")
+    r = s.user("バッテリーの充電時間は？")
+    assert "AirSound Pro 3" in r.query

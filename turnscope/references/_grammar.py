@@ -1288,6 +1288,16 @@ _OPENERS = frozenset("besides also however so then now okay ok well actually any
                      "and but or yes no finally first next still tell explain describe give show list "
                      "compare please".split())
 _PRONOUN_WORDS = frozenset("it its they them their he him his she her this that these those one ones".split())
+_POSSESSIVE_END = re.compile(r"['’]s?$")
+#: what a capitalised word with an apostrophe is, when it is not a possessive name
+_CONTRACTED = frozenset("what who where when how why it that there here let he she i you we they "
+                        "isn aren don doesn didn can couldn won wouldn shouldn".split())
+
+
+def _contraction(word: str) -> bool:
+    """"What's", "Who's", "Don't": an opener with a contraction, not a name."""
+    m = re.match(r"^(\w+)['’]", word)
+    return m is not None and m.group(1).lower() in _CONTRACTED
 
 
 def _topic(question: str) -> str | None:
@@ -1297,9 +1307,17 @@ def _topic(question: str) -> str | None:
     names: list[tuple[int, int]] = []
     for m in _CAP_SPAN.finditer(body):
         words = m.group(0).split()
-        while words and (words[0] in _NOT_TOPIC or "'" in words[0] or "’" in words[0]
+        while words and (words[0] in _NOT_TOPIC or _contraction(words[0])
                          or (m.start() == 0 and words[0].lower() in _OPENERS and len(words) == 1)):
             words.pop(0)
+        # "Who composed Parasite's music?" is about Parasite: a possessive ends the name (and
+        # "the music" it owns is the question's attribute, not its subject)
+        # — when what it owns is one word ("Bong Joon-ho's new film" is not about him)
+        owner = next((i for i, w in enumerate(words) if _POSSESSIVE_END.search(w)), None)
+        if owner is not None:
+            owned = re.search(rf"(?<![\w'’-]){re.escape(words[owner])}\s+[a-z][\w-]*"
+                              r"(?:\s*[?.!]?\s*$|\s+(?:in|on|for|of|to|at|from|by|with)\b)", body)
+            words = words[:owner] + [_POSSESSIVE_END.sub("", words[owner])] if owned else []
         if words:
             s = m.start() + m.group(0).index(words[0])
             names.append((s, s + len(" ".join(words))))
@@ -1312,8 +1330,9 @@ def _topic(question: str) -> str | None:
     if names:
         return None
     subject = question_subject(body)
-    if subject is None or any(w.lower() in _PRONOUN_WORDS for w in subject.split()):
-        return None
+    if subject is None or any(w.lower() in _PRONOUN_WORDS for w in subject.split()) \
+            or _POSSESSIVE_END.search(subject):
+        return None  # (a possessive is the start of a phrase, not a phrase)
     # "the difference between X and Y" is about X and Y
     pair = re.match(r"^the\s+differences?\s+between\s+(?P<pair>.+)$", subject, re.IGNORECASE)
     return pair.group("pair") if pair is not None else subject

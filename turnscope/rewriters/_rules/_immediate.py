@@ -490,7 +490,7 @@ class Ellipsis:
             if conditioned is not None:
                 labels.append(f"ellipsis:condition@turn{prev.turn}")
                 return Rewrite(conditioned, tuple(labels), prev.focus, final=True)
-        if lang == "ja" and any(f"{m.name}の" in text for m in msg.mentions if not m.is_attribute):
+        if lang == "ja" and any(_owner_name(text, m) for m in msg.mentions):
             # 「おもてなし受付の保証期間は？」 names whose 保証期間 it asks: a whole question
             # in the fragment's form, with no dropped owner to attach (nor a topic to bridge to)
             return Rewrite(text, (*labels, "ellipsis:own-owner"), final=True)
@@ -498,6 +498,17 @@ class Ellipsis:
             labels.append(f"ellipsis:attach->{antecedent.name}")
             return Rewrite(attach(text, lang, antecedent.name), tuple(labels), antecedent, final=True)
         return Rewrite(text, tuple(labels)) if labels else None
+
+
+def _owner_name(text: str, m: Mention) -> bool:
+    """Whether ``m`` is a name that owns what the message asks about (「おもてなし受付の保証
+    期間」): followed by の, and a name, not a part (「バッテリーの充電時間」 still drops the
+    product whose battery it is): a vocabulary entity, or a compound the extractor cut after
+    its kana (「おもてなし」 + 「受付」: a product's name, not the common noun)."""
+    if m.is_attribute or not text.startswith("の", m.end):
+        return False
+    return m.source == "vocab" or (m.start > 0 and "\u3041" <= text[m.start - 1] <= "\u309f"
+                                   and not text[:m.start].endswith(("の", "は", "が", "を", "に", "で", "と", "も")))
 
 
 # 「レンタルだと？」「エンタープライズなら？」: the previous question asked again under another
