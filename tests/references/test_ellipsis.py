@@ -196,8 +196,6 @@ def test_an_adverbial_is_not_completed() -> None:
 
 
 def test_a_possessive_subject_is_completed_with_its_owner() -> None:
-    from turnscope.references._grammar import parse_fragment, substitute
-
     assert substitute("Who composed Parasite's music?", parse_fragment("and the cinematographer?")) \
         == "Who is the cinematographer of Parasite?"
     # what the name owns is more than one word: whose cinematographer is not known
