@@ -1010,8 +1010,6 @@ class LivenessConfig:
 
     def __post_init__(self) -> None:
         if self.stale_after < 1 or self.evict_after <= self.stale_after:
-            from turnscope._exceptions import ConfigError
-
             raise ConfigError(
                 f"need 1 <= stale_after < evict_after, got stale_after={self.stale_after}, "
                 f"evict_after={self.evict_after}"
