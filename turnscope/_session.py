@@ -29,6 +29,7 @@ from turnscope.conversation import (
 )
 from turnscope.entities import EntityExtractor, LivenessConfig, Mention, SlotTable, Vocabulary, search_before
 from turnscope.references import anchors, classify
+from turnscope.language import ReferenceDecider
 from turnscope.resolver import Resolver
 from turnscope.rewriters import EMBEDDED, EmbeddedRewriter, Rewriter, RewriteRequest, RewriteResult
 from turnscope.scope import Message, Scope, ScopePolicy, TopicShift, get_policy
@@ -243,6 +244,8 @@ def _decided_by(result: RewriteResult) -> str:
     if result.backend != EMBEDDED:
         return "llm" if result.backend.startswith("llm") else "rewriter"
     rules = result.trace.get("rules")
+    if isinstance(rules, list) and any(str(r).startswith("lm-decider->") for r in rules):
+        return "decider"
     if isinstance(rules, list) and "learned-resolver" in rules:
         return "resolver"
     if result.trace.get("domain") == "vocabulary":
@@ -300,6 +303,7 @@ class Session:
         liveness: LivenessConfig | None = None,
         extractor: EntityExtractor | None = None,
         resolver: Resolver | None | str = "default",
+        decider: ReferenceDecider | None | str = "default",
     ) -> None:
         _check_arguments(policy, rewriter, vocabulary, liveness, extractor, resolver)
         self._lock = threading.RLock()
@@ -308,7 +312,7 @@ class Session:
         use_vocab = getattr(self.policy, "use_vocabulary", None)
         if callable(use_vocab):
             use_vocab(self.extractor.vocabulary)
-        self.embedded = EmbeddedRewriter(self.extractor, resolver=resolver)
+        self.embedded = EmbeddedRewriter(self.extractor, resolver=resolver, decider=decider)
         self.rewriter: Rewriter = rewriter or self.embedded
         # a backend that canonicalises entity names wants the session's vocabulary
         bind = getattr(self.rewriter, "use_extractor", None)

@@ -68,6 +68,7 @@ from __future__ import annotations
 
 from turnscope._exceptions import ConfigError
 from turnscope.entities import EntityExtractor
+from turnscope.language import ReferenceDecider, decider_unavailable, shared_decider
 from turnscope.references import Cue, ReferenceClass, english_pronoun
 from turnscope.resolver import Resolver
 from turnscope.rewriters._base import EMBEDDED, RewriteRequest, RewriteResult
@@ -134,8 +135,15 @@ class EmbeddedRewriter:
     name = EMBEDDED
 
     def __init__(self, extractor: EntityExtractor | None = None, *,
-                 resolver: Resolver | None | str = "default") -> None:
+                 resolver: Resolver | None | str = "default",
+                 decider: ReferenceDecider | None | str = "default") -> None:
         self.extractor = extractor or EntityExtractor()
+        if isinstance(decider, str) and decider != "default":
+            raise ConfigError(f"decider must be a ReferenceDecider, None or 'default', got {decider!r}")
+        # the learned reference decision (parser candidates scored by a small LM, one ranker
+        # with abstention) reviews what the rules wrote for an English reference; None keeps
+        # the rules' rewrite (the behaviour before issue 37)
+        self._decider = decider
         # the learned resolver answers the open-domain question "which earlier phrase does
         # this message need?"; None keeps the rules alone (the behaviour before issue 8)
         if isinstance(resolver, str) and resolver != "default":
@@ -159,7 +167,42 @@ class EmbeddedRewriter:
             # a reference rule is tried only on the route it serves (decided by ``route``)
             if rule.route is None or rule.route is turn.route:
                 turn.take(rule.apply(turn))
+        self._decide(request, turn)
         return self._result(turn)
+
+    @property
+    def decider(self) -> ReferenceDecider | None:
+        """The learned reference decider (loaded on first use; ``None`` if disabled or
+        its parts are not installed, ``decider_unavailable()`` says why)."""
+        if isinstance(self._decider, str):
+            return shared_decider()
+        return self._decider
+
+    def _decide(self, request: RewriteRequest, turn: TurnContext) -> None:
+        """Let the learned decision review an English reference the rules read off the
+        previous exchanges (not the screen, an explicit recall, a change of subject or a
+        declared vocabulary's slots, which name their evidence themselves)."""
+        if turn.lang != "en" or turn.c.pivot or turn.deixis or turn.route is Route.RECALL \
+                or turn.trace.get("domain") == "vocabulary" or self._decider is None:
+            return
+        if turn.c.reference_class in (ReferenceClass.PAGE, ReferenceClass.SITE, ReferenceClass.EARLIER):
+            return
+        decider = self.decider
+        if decider is None:
+            turn.trace["decider"] = {"status": "unavailable", "reason": decider_unavailable()}
+            return
+        history = [(t.role.value, t.content) for t in turn.state.turns]
+        if not history:
+            return
+        decision = decider.decide(request.message.text, history, turn.text)
+        turn.trace["decider"] = {
+            "reference": decision.reference, "probability": round(decision.probability, 3),
+            "candidates": decision.considered, "chosen": decision.phrase, "reason": decision.reason,
+        }
+        if decision.query is not None and decision.phrase is not None:
+            turn.take(Rewrite(decision.query, (f"lm-decider->{decision.phrase}",), final=True,
+                              carried=(decision.phrase,), learned=True))
+            turn.carried = (decision.phrase,)
 
     def _result(self, turn: TurnContext) -> RewriteResult:
         """The query, its entities and focus, and the rewriter's topic-shift flag

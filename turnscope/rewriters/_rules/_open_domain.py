@@ -732,7 +732,7 @@ _PREAMBLE = re.compile(
     r"(?:question|topic|thing|subject|q)|unrelated(?:\s+but)?|changing\s+(?:the\s+)?"
     r"(?:topic|subject)|switching\s+gears|on\s+another\s+note|moving\s+on|quick\s+question|"
     r"ところで|話は変わりますが|話が変わりますが|別の質問(?:です)?(?:が|けど)|別件(?:です)?(?:が|けど)?|"
-    r"それとは別に)[\s,，、:：—–\-.!…]*)+",
+    r"それとは別に)(?![A-Za-z0-9'’])[\s,，、:：—–\-.!…]*)+",
     re.IGNORECASE,
 )
 #: a conjunction left at the front once the opener it joined is dropped ("unrelated, but

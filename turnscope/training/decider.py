@@ -1,0 +1,176 @@
+"""Training the reference decider (``turnscope/data/models/decider.txt``) on the written corpus.
+
+    python -m turnscope.training.decider extract --split train   # candidates + LM scores, cached
+    python -m turnscope.training.decider extract --split dev
+    python -m turnscope.training.decider fit [--fraction 1.0]    # ranker on train, threshold on dev
+
+Each English item's candidates (``turnscope.language.candidates_for``) are labelled good when
+the candidate rewrite holds every required word and no forbidden one. The ranker is a
+LightGBM binary model over the candidates' evidence; the threshold is the one that maximises
+coverage minus twice contamination of the final queries on dev (the rules' rewrite where the
+decider abstains).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from turnscope._lexicon import check_terms
+from turnscope.language import SmallLM, candidates_for, feature_names, load_parser
+from turnscope.language._decide import DEFAULT_META, DEFAULT_MODEL
+from turnscope.training.corpus import load_corpus
+
+CACHE_DIR = Path(".cache") / "decider"
+
+
+def _good(text: str, item: dict[str, Any]) -> bool:
+    c = check_terms(text, item["required_in_rewrite"], item["forbidden_in_rewrite"])
+    return c.covered and not c.contaminated
+
+
+def _bad(text: str, item: dict[str, Any]) -> bool:
+    return check_terms(text, item["required_in_rewrite"], item["forbidden_in_rewrite"]).contaminated
+
+
+def extract(split: str, cache: Path) -> None:
+    """Candidates, features and labels of every English item of ``split``, appended to
+    ``cache`` (items already there are skipped)."""
+    from turnscope import BatchRewriter, Session
+
+    done: set[str] = set()
+    if cache.exists():
+        done = {json.loads(line)["id"] for line in cache.read_text(encoding="utf-8").splitlines() if line}
+    items = [it for it in load_corpus(split, lang="en") if it["id"] not in done]
+    lm, nlp = SmallLM.load(), load_parser()
+    batch = BatchRewriter(lambda: Session(decider=None))
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    with cache.open("a", encoding="utf-8") as fh:
+        for i, item in enumerate(items):
+            rules_query = batch.rewrite(item).query
+            history = [(t["role"], t["content"]) for t in item["prefix"]]
+            ref, cands = candidates_for(item["follow_up"], history, rules_query, lm, nlp)
+            fh.write(json.dumps({
+                "id": item["id"], "pattern": item["pattern"], "reference_type": item["reference_type"],
+                "reference": ref.kind if ref else None, "rules_query": rules_query,
+                "rules_good": _good(rules_query, item), "rules_bad": _bad(rules_query, item),
+                "cands": [{"text": c.text, "gen": c.generator, "phrase": c.phrase, "good": _good(c.text, item),
+                           "bad": _bad(c.text, item), "f": c.features} for c in cands],
+            }, ensure_ascii=False) + "\n")
+            fh.flush()
+            if (i + 1) % 25 == 0:
+                el = time.perf_counter() - start
+                print(f"{split}: {i + 1}/{len(items)} items, {el:.0f} s", file=sys.stderr)
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def _matrix(recs: list[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
+    names = feature_names()
+    x, y = [], []
+    for r in recs:
+        for c in r["cands"]:
+            x.append([c["f"].get(n, 0.0) for n in names])
+            y.append(1.0 if c["good"] else 0.0)
+    return np.asarray(x, dtype=np.float64), np.asarray(y)
+
+
+def fit_booster(train: list[dict[str, Any]], seed: int = 0) -> Any:
+    import lightgbm as lgb
+
+    x, y = _matrix(train)
+    params = {"objective": "binary", "learning_rate": 0.05, "num_leaves": 15, "min_data_in_leaf": 10,
+              "feature_fraction": 0.8, "bagging_fraction": 0.8, "bagging_freq": 1, "lambda_l2": 1.0,
+              "verbose": -1, "seed": seed, "num_threads": 2}
+    return lgb.train(params, lgb.Dataset(x, y, feature_name=feature_names()), num_boost_round=300)
+
+
+def decisions(booster: Any, recs: list[dict[str, Any]]) -> list[tuple[dict[str, Any], float, dict[str, Any] | None]]:
+    """Per item: the best parser candidate's probability and the candidate (or None)."""
+    names = feature_names()
+    out = []
+    for r in recs:
+        if len(r["cands"]) < 2:
+            out.append((r, 0.0, None))
+            continue
+        x = np.asarray([[c["f"].get(n, 0.0) for n in names] for c in r["cands"]], dtype=np.float64)
+        p = booster.predict(x)
+        best = int(np.argmax(p))
+        c = r["cands"][best]
+        out.append((r, float(p[best]), c if c["gen"] == "parser" else None))
+    return out
+
+
+def outcome(dec: list[tuple[dict[str, Any], float, dict[str, Any] | None]], threshold: float) -> tuple[float, float]:
+    """Coverage and contamination of the final queries at ``threshold``."""
+    cov = cont = 0
+    for r, p, c in dec:
+        if c is not None and p >= threshold:
+            cov += c["good"]
+            cont += c["bad"]
+        else:
+            cov += r["rules_good"]
+            cont += r["rules_bad"]
+    n = max(len(dec), 1)
+    return cov / n, cont / n
+
+
+def fit(fraction: float, out_model: Path, out_meta: Path, cache_dir: Path, seed: int = 0) -> dict[str, Any]:
+    train = _rows(cache_dir / "train.jsonl")
+    dev = _rows(cache_dir / "dev.jsonl")
+    if fraction < 1.0:
+        convs = sorted({r["id"].split("#")[0] for r in train})
+        random.Random(seed).shuffle(convs)
+        keep = set(convs[: max(1, int(len(convs) * fraction))])
+        train = [r for r in train if r["id"].split("#")[0] in keep]
+    booster = fit_booster(train, seed)
+    dec = decisions(booster, dev)
+    base = outcome(dec, 2.0)
+    best_t, best_v = 2.0, base[0] - 2 * base[1]
+    for t in np.arange(0.20, 0.96, 0.025):
+        cov, cont = outcome(dec, float(t))
+        if cov - 2 * cont > best_v + 1e-9:
+            best_t, best_v = float(t), cov - 2 * cont
+    cov, cont = outcome(dec, best_t)
+    meta = {"features": feature_names(), "threshold": round(best_t, 3), "trained_on": f"corpus train ({len(train)} items)",
+            "dev": {"items": len(dev), "rules": {"coverage": round(base[0], 3), "contamination": round(base[1], 3)},
+                    "decider": {"coverage": round(cov, 3), "contamination": round(cont, 3)}},
+            "date": date.today().isoformat(), "fraction": fraction}
+    out_model.parent.mkdir(parents=True, exist_ok=True)
+    booster.save_model(str(out_model))
+    out_meta.write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    return meta
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m turnscope.training.decider")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    e = sub.add_parser("extract")
+    e.add_argument("--split", required=True, choices=["train", "dev", "check"])
+    e.add_argument("--cache-dir", type=Path, default=CACHE_DIR)
+    f = sub.add_parser("fit")
+    f.add_argument("--fraction", type=float, default=1.0)
+    f.add_argument("--cache-dir", type=Path, default=CACHE_DIR)
+    f.add_argument("--model", type=Path, default=DEFAULT_MODEL)
+    f.add_argument("--meta", type=Path, default=DEFAULT_META)
+    args = ap.parse_args(argv)
+    if args.cmd == "extract":
+        extract(args.split, args.cache_dir / f"{args.split}.jsonl")
+    else:
+        print(json.dumps(fit(args.fraction, args.model, args.meta, args.cache_dir), indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
