@@ -79,11 +79,12 @@ def _shared_prefix(texts: list[str]) -> str:
     """The longest prefix every text shares, cut before a space (BPE joins a space to the
     word after it, so the cut keeps every candidate's own words tokenized as they would be)."""
     first = texts[0]
+    # every candidate keeps at least its last word to score
+    limit = min(len(t) for t in texts) - 1
     n = 0
-    while n < len(first) and all(len(t) > n and t[n] == first[n] for t in texts):
+    while n < limit and all(t[n] == first[n] for t in texts):
         n += 1
-    cut = first.rfind(" ", 0, n + 1) if n < len(first) or len(texts) > 1 else n
-    return first[: max(cut, 0)]
+    return first[: max(first.rfind(" ", 0, n + 1), 0)]
 
 
 def _rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:

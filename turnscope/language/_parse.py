@@ -91,6 +91,14 @@ def references(doc: Any) -> list[Reference]:
             out.append(Reference(chunk.start_char, chunk.end_char, chunk.text, "np", False))
             taken.update(range(chunk.start, chunk.end))
     for tok in doc:
+        # "the cheaper one", "that other one": the parser heads them with the numeral "one"
+        if tok.lower_ in ("one", "ones") and tok.i not in taken:
+            dets = [c for c in tok.children if c.dep_ == "det" and c.lower_ in _DETERMINERS]
+            if dets:
+                span = doc[tok.left_edge.i: tok.i + 1]
+                out.append(Reference(span.start_char, span.end_char, span.text, "np", False))
+                taken.update(range(span.start, span.end))
+    for tok in doc:
         if tok.i in taken:
             continue
         low = tok.lower_

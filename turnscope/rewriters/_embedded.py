@@ -66,6 +66,8 @@ Shared reading (antecedents, the topic, writing a name in) is plain functions in
 
 from __future__ import annotations
 
+import logging
+
 from turnscope._exceptions import ConfigError
 from turnscope.entities import EntityExtractor
 from turnscope.language import ReferenceDecider, decider_unavailable, shared_decider
@@ -91,6 +93,8 @@ from turnscope.rewriters._rules._recall import Recall
 from turnscope.scope import TopicShift
 
 __all__ = ["EmbeddedRewriter"]
+
+log = logging.getLogger("turnscope.rewriters")
 
 
 class RouteRule:
@@ -194,7 +198,12 @@ class EmbeddedRewriter:
         history = [(t.role.value, t.content) for t in turn.state.turns]
         if not history:
             return
-        decision = decider.decide(request.message.text, history, turn.text)
+        try:
+            decision = decider.decide(request.message.text, history, turn.text)
+        except Exception as exc:  # noqa: BLE001 - a fault in the decider must not lose the turn
+            log.warning("reference decider failed, the rules' rewrite stands: %r", exc)
+            turn.trace["decider"] = {"status": "failed", "reason": repr(exc)}
+            return
         turn.trace["decider"] = {
             "reference": decision.reference, "probability": round(decision.probability, 3),
             "candidates": decision.considered, "chosen": decision.phrase, "reason": decision.reason,

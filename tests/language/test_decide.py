@@ -1,0 +1,58 @@
+"""Candidate rewrites keep the user's words; the decider abstains below its threshold."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from turnscope.language import ReferenceDecider, SmallLM, candidates_for, feature_names, load_parser
+
+HISTORY = [("user", "Who painted The Two Fridas?"),
+           ("assistant", "Frida Kahlo painted The Two Fridas after her divorce from Diego Rivera.")]
+
+
+@pytest.fixture(scope="module")
+def lm() -> SmallLM:
+    return SmallLM.load()
+
+
+class _Booster:
+    """A ranker that scores the candidate naming ``favourite`` at ``p``, the rest at 0.1."""
+
+    def __init__(self, favourite: str, p: float, cands: list[Any]) -> None:
+        self.rows = [p if c.phrase == favourite else 0.1 for c in cands]
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        return np.asarray(self.rows[: len(x)])
+
+
+@pytest.mark.parametrize("message", ["did he paint her as well?", "How old was she when she painted it?",
+                                     "Sorry, was his work political?"])
+def test_every_candidate_keeps_the_message_outside_the_reference(lm: SmallLM, message: str) -> None:
+    ref, cands = candidates_for(message, HISTORY, None, lm)
+    assert ref is not None
+    head, tail = message[: ref.start], message[ref.end:]
+    for c in cands:
+        if c.generator == "parser":
+            assert c.text.lower().startswith(head.lower()) and c.text.endswith(tail)
+            assert c.phrase is not None and c.phrase in c.text
+    assert set(feature_names()) >= set(cands[-1].features)
+
+
+def test_decider_takes_a_confident_pick_and_abstains_below_threshold(lm: SmallLM) -> None:
+    msg = "how old was he"
+    _, cands = candidates_for(msg, HISTORY, None, lm)
+    sure = ReferenceDecider(lm, _Booster("Diego Rivera", 0.9, cands), threshold=0.5, parser=load_parser())
+    d = sure.decide(msg, HISTORY, None)
+    assert d.query == "how old was Diego Rivera" and d.phrase == "Diego Rivera"
+    unsure = ReferenceDecider(lm, _Booster("Diego Rivera", 0.4, cands), threshold=0.5, parser=load_parser())
+    d = unsure.decide(msg, HISTORY, None)
+    assert d.query is None and "threshold" in d.reason
+
+
+def test_no_reference_no_decision(lm: SmallLM) -> None:
+    d = ReferenceDecider(lm, _Booster("x", 0.9, []), 0.5, load_parser()).decide(
+        "What is a good Python linter?", HISTORY, None)
+    assert d.query is None and d.reason == "no reference"

@@ -1,0 +1,51 @@
+"""The numpy forward pass over SmolLM2's GGUF: it is the model (it answers), and it scores."""
+
+from __future__ import annotations
+
+import pytest
+
+from turnscope._exceptions import ConfigError
+from turnscope.language import SmallLM, model_path
+from turnscope.language._lm import _shared_prefix
+
+
+@pytest.fixture(scope="module")
+def lm() -> SmallLM:
+    return SmallLM.load()
+
+
+def test_model_ships_in_an_installed_package() -> None:
+    assert model_path().suffix == ".gguf"
+
+
+def test_missing_package_is_a_config_error_naming_it() -> None:
+    with pytest.raises(ConfigError, match="no_such_model_pkg"):
+        model_path("no_such_model_pkg")
+
+
+def test_greedy_answer_is_the_models(lm: SmallLM) -> None:
+    prompt = "<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n"
+    assert "Paris" in lm.generate(prompt, 12)
+
+
+def test_in_context_score_prefers_the_person_for_a_person_question(lm: SmallLM) -> None:
+    ctx = ("<|im_start|>user\nWho directed the film Parasite?<|im_end|>\n<|im_start|>assistant\n"
+           "Parasite (2019) was directed by Bong Joon-ho. It won the Palme d'Or at Cannes.<|im_end|>\n"
+           "<|im_start|>user\nMy next question, rewritten to stand alone:")
+    scores = lm.score(ctx, [" How old is Bong Joon-ho?", " How old is Cannes?"])
+    assert scores[0].logprob > scores[1].logprob
+    assert all(s.tokens > 0 and s.logprob < 0 for s in scores)
+
+
+def test_shared_prefix_moves_into_the_context_without_changing_scores(lm: SmallLM) -> None:
+    ctx = "<|im_start|>user\nName a fruit.<|im_end|>\n<|im_start|>assistant\n"
+    both = lm.score(ctx, [" I like apples", " I like bananas"])
+    alone = [lm.score(ctx, [" I like apples"])[0], lm.score(ctx, [" I like bananas"])[0]]
+    # alone, each candidate is its own shared prefix: nothing moves, yet the difference is
+    # the same (the shared words add the same log-probability to both)
+    assert both[0].logprob - both[1].logprob == pytest.approx(alone[0].logprob - alone[1].logprob, abs=0.05)
+
+
+def test_shared_prefix_cuts_before_a_space() -> None:
+    assert _shared_prefix(["how old was she", "how old was Kahlo"]) == "how old was"
+    assert _shared_prefix(["abc", "xyz"]) == ""

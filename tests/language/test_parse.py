@@ -1,0 +1,33 @@
+"""Reference spans and candidate phrases, read off spaCy's parse."""
+
+from __future__ import annotations
+
+import pytest
+
+from turnscope.language import load_parser
+from turnscope.language._parse import phrases, references
+
+
+@pytest.fixture(scope="module")
+def nlp():  # type: ignore[no-untyped-def]
+    return load_parser()
+
+
+def test_person_pronouns_and_possessives(nlp) -> None:  # type: ignore[no-untyped-def]
+    refs = references(nlp("did he paint her portrait?"))
+    assert [(r.text, r.kind, r.possessive) for r in refs] == [("he", "person", False), ("her", "person", True)]
+
+
+def test_definite_noun_phrase_is_a_reference(nlp) -> None:  # type: ignore[no-untyped-def]
+    refs = references(nlp("how loud is the cheaper one"))
+    assert [(r.text, r.kind) for r in refs] == [("the cheaper one", "np")]
+
+
+def test_phrases_keep_names_with_their_role_and_recency(nlp) -> None:  # type: ignore[no-untyped-def]
+    docs = [("user", nlp("Who wrote Frankenstein?")),
+            ("assistant", nlp("Mary Shelley wrote Frankenstein in 1818 at the Villa Diodati."))]
+    found = {p.text: p for p in phrases(docs)}
+    assert "Mary Shelley" in found and found["Mary Shelley"].distance == 1
+    assert found["Mary Shelley"].role == "assistant"
+    assert found["Frankenstein"].distance == 1  # the most recent mention is kept
+    assert "1818" not in found  # a date names no thing a pronoun points at
