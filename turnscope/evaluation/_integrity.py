@@ -49,7 +49,25 @@ def invented_words(message: str, query: str, context: Iterable[str] = ()) -> lis
     for w in _words(query):
         if w in known or w in GLUE_WORDS:
             continue
-        if not w.isascii() and any(w in t for t in texts):
+        if not w.isascii():
+            out.extend(_unmatched_pieces(w, texts))
             continue
         out.append(w)
+    return out
+
+
+def _unmatched_pieces(run: str, texts: list[str]) -> list[str]:
+    """A run of non-Latin script, cut greedily into the longest pieces found in ``texts``;
+    the characters found nowhere are returned (Japanese is not written with spaces)."""
+    out: list[str] = []
+    i = 0
+    while i < len(run):
+        j = len(run)
+        while j > i and not any(run[i:j] in t for t in texts):
+            j -= 1
+        if j == i:
+            out.append(run[i])
+            i += 1
+        else:
+            i = j
     return out

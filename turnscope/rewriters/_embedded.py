@@ -67,6 +67,7 @@ Shared reading (antecedents, the topic, writing a name in) is plain functions in
 from __future__ import annotations
 
 import logging
+import re
 
 from turnscope._exceptions import ConfigError
 from turnscope.entities import EntityExtractor
@@ -172,6 +173,7 @@ class EmbeddedRewriter:
             if rule.route is None or rule.route is turn.route:
                 turn.take(rule.apply(turn))
         self._decide(request, turn)
+        _withhold_unreadable_attach(request.message.text, turn)
         return self._result(turn)
 
     @property
@@ -240,6 +242,43 @@ class EmbeddedRewriter:
             carried=turn.carried,
             continues=_continues(turn),
         )
+
+
+#: Japanese sentence ends and fillers a message may open with (not part of its question)
+_JA_END = re.compile(r"[？?。!！…]+$")
+_JA_FILLERS = ("じゃあ", "では", "なら", "で", "あと", "それで", "えっと", "あ")
+_JA_OPENER = re.compile(rf"^(?:{'|'.join(_JA_FILLERS)})[、,]?\s*")
+#: a message that still holds a reference word after 「Xの」 was put in front of it reads as
+#: two subjects (「マイナンバーカードの彼って…」): pronouns, demonstratives, "the one that…" (方),
+#: "the latter" (者) and ordinals
+_JA_REFERRING = re.compile(r"彼|それ|これ|あれ|その|この|あの|方|者|最初|最後|目|話")
+#: 「料金は？」「解約って？」: a bare topic the name can own, short and with no verb
+_JA_BARE_TOPIC = re.compile(r"^[^、。,\sのでがをに]{1,6}(?:は|って)$")
+
+
+def _withhold_unreadable_attach(original: str, turn: TurnContext) -> None:
+    """In Japanese a rewrite either puts the referent where the message refers, or leaves the
+    message as typed and names the referent in ``carried``: 「Xの」 in front of a whole
+    sentence (a pronoun, a demonstrative or a clause kept) is not Japanese a reader writes.
+    A bare topic (「料金は？」 -> 「アバター案内の料金は？」) keeps the name in front."""
+    if turn.lang != "ja" or turn.text == original:
+        return
+    whole = _JA_END.sub("", original.strip())
+    query = _JA_END.sub("", turn.text.strip())
+    # the message's words at the end of the query, with or without a filler it opened with
+    for core in dict.fromkeys((whole, _JA_OPENER.sub("", whole))):
+        if not core or not query.endswith(core) or len(query) <= len(core):
+            continue
+        front = query[: len(query) - len(core)]
+        if not front.endswith("の") and not front.rstrip("、, ").endswith(tuple(_JA_FILLERS)):
+            continue
+        if _JA_BARE_TOPIC.match(core) and not _JA_REFERRING.search(core) and front.endswith("の"):
+            return
+        name = front.split("の")[0].strip()
+        turn.rules.append("ja-attach-withheld")
+        turn.text = original
+        turn.carried = (name,) if name else ()
+        return
 
 
 #: trace labels of the rules that resolve a pronoun, an ordinal or an ellipsis against the
