@@ -45,7 +45,9 @@ DEFAULT_META = _MODELS / "decider.json"
 _CONTEXT_CHARS = 700
 _LABELS = ("PERSON", "ORG", "GPE", "LOC", "WORK_OF_ART", "PRODUCT", "NORP", "FAC", "EVENT", "LAW", "LANGUAGE")
 _DEPS = ("nsubj", "nsubjpass", "dobj", "pobj", "attr", "appos", "conj", "compound", "ROOT")
-_KINDS = ("person", "thing", "plural", "np", "fragment")
+_KINDS = ("person", "thing", "plural", "np", "fragment", "attribute")
+#: the reference classes the rules may read a message as (the SPEC's strata)
+_CLASSES = ("standalone", "textual_immediate", "textual_earlier", "situational_page", "situational_site")
 GENERATORS = ("typed", "rules", "parser")
 
 
@@ -85,15 +87,24 @@ def _mentions(phrase: str, texts: Sequence[str]) -> int:
     return sum(t.lower().count(low) for t in texts)
 
 
-def _fragment(doc: Any) -> tuple[int, int, str] | None:
-    """A verbless fragment's content span ("and in France?" -> "France"), or None."""
+_LEAD_POS = ("CCONJ", "INTJ", "ADV", "ADP", "PUNCT", "SCONJ", "PART")
+
+
+def _fragment(doc: Any) -> tuple[int, int, str, bool] | None:
+    """A verbless fragment's content span ("and in France?" -> "France"), and whether it is
+    a name (a swap into the previous question) rather than a common noun (an attribute of
+    the same subject: "and the cinematographer?"); None for a message with a verb."""
     if len(doc) > 7 or any(t.pos_ in ("VERB", "AUX") for t in doc):
         return None
-    spans = [c for c in doc.noun_chunks if c.root.pos_ != "PRON"] or [e for e in doc.ents]
+    spans = [c for c in doc.noun_chunks if c.root.pos_ != "PRON"] or list(doc.ents)
     if not spans:
         return None
     best = max(spans, key=lambda s: len(s))
-    return best.start_char, best.end_char, best.text
+    # the parser may hang "and", "about" or a filler on the chunk; they are not its content
+    while len(best) > 1 and (best[0].pos_ in _LEAD_POS or best[0].tag_ in ("WP", "WRB", "WDT")):
+        best = best[1:]
+    proper = any(t.pos_ == "PROPN" for t in best) or bool(best.ents)
+    return best.start_char, best.end_char, best.text, proper
 
 
 def _phrase_features(p: Phrase, ref_kind: str, texts: Sequence[str], prev_user: str) -> dict[str, float]:
@@ -109,6 +120,10 @@ def _phrase_features(p: Phrase, ref_kind: str, texts: Sequence[str], prev_user: 
         f[f"dep_{dep}"] = float(p.dep == dep)
     f["agree_person"] = float(ref_kind == "person" and p.label == "PERSON")
     f["agree_plural"] = float(ref_kind == "plural" and p.plural)
+    # a thing pronoun for a person, a person pronoun for a plain noun, a plural for one thing
+    f["disagree"] = float((ref_kind == "thing" and p.label == "PERSON")
+                          or (ref_kind == "person" and not p.proper and p.label != "PERSON")
+                          or (ref_kind == "plural" and not p.plural and p.label not in ("ORG", "NORP")))
     return f
 
 
@@ -120,21 +135,24 @@ def _prior(p: Phrase, kind: str) -> tuple[float, ...]:
 
 
 def candidates_for(message: str, history: Sequence[tuple[str, str]], rules_query: str | None,
-                   lm: SmallLM | None, parser: Any | None = None) -> tuple[Reference | None, list[Candidate]]:
+                   lm: SmallLM | None, parser: Any | None = None,
+                   rules_class: str | None = None) -> tuple[Reference | None, list[Candidate]]:
     """The candidate rewrites of ``message`` after ``history`` (``(role, text)``, oldest
-    first), each with its features; the reference they resolve (None: nothing to decide)."""
+    first), each with its features; the reference they resolve (None: nothing to decide).
+    ``rules_class`` is the reference class the rules read the message as (SPEC strata)."""
     nlp = parser or load_parser()
     doc = nlp(message)
-    refs = references(doc)
+    recent = [(role, text) for role, text in history[-DEFAULT_LOOKBACK:]]
+    docs = [(role, d) for (role, _), d in zip(recent, nlp.pipe([t for _, t in recent]))]
+    earlier = {t.lemma_.lower() for _, d in docs for t in d if t.pos_ in ("NOUN", "PROPN")}
+    refs = references(doc, earlier)
     if refs:
         ref = refs[0]
     else:
         frag = _fragment(doc)
         if frag is None:
             return None, []
-        ref = Reference(frag[0], frag[1], frag[2], "fragment", False)
-    recent = [(role, text) for role, text in history[-DEFAULT_LOOKBACK:]]
-    docs = [(role, d) for (role, _), d in zip(recent, nlp.pipe([t for _, t in recent]))]
+        ref = Reference(frag[0], frag[1], frag[2], "fragment" if frag[3] else "attribute", False)
     found = [p for p in phrases(docs) if p.text.lower() not in message.lower()]
     found.sort(key=lambda p: _prior(p, ref.kind))
     found = found[:DEFAULT_MAX_CANDIDATES]
@@ -146,17 +164,23 @@ def candidates_for(message: str, history: Sequence[tuple[str, str]], rules_query
     if rules_query and rules_query.strip() != message.strip():
         cands.append((rules_query, "rules", None, {}))
     for p in found:
-        if ref.kind == "fragment":
-            # substitution into the previous question, or completion of the fragment
-            if prev_user:
-                pdoc = nlp(prev_user)
-                for span in list(pdoc.ents) + list(pdoc.noun_chunks):
-                    if span.text.lower() == p.text.lower():
-                        sub = prev_user[: span.start_char] + ref.text + prev_user[span.end_char:]
-                        cands.append((sub, "parser", p.text, {"substitution": 1.0, **_phrase_features(p, ref.kind, texts, prev_user)}))
-                        break
-            comp = head + f"{ref.text} of {p.text}" + tail
-            cands.append((comp, "parser", p.text, {"completion": 1.0, **_phrase_features(p, ref.kind, texts, prev_user)}))
+        if ref.kind == "fragment" and prev_user:
+            # a name swapped into the previous question, for a phrase of the same kind there
+            pdoc = nlp(prev_user)
+            for span in list(pdoc.ents) + list(pdoc.noun_chunks):
+                if span.text.lower() != p.text.lower():
+                    continue
+                sub = prev_user[: span.start_char] + ref.text + prev_user[span.end_char:]
+                cands.append((sub, "parser", p.text, {"substitution": 1.0,
+                                                      **_phrase_features(p, ref.kind, texts, prev_user)}))
+                break
+            continue
+        if ref.kind in ("fragment", "attribute"):
+            if ref.kind == "attribute":
+                # the same subject's other attribute: "and the cinematographer?" -> "... of X"
+                comp = head + f"{ref.text} of {p.text}" + tail
+                cands.append((comp, "parser", p.text, {"completion": 1.0,
+                                                       **_phrase_features(p, ref.kind, texts, prev_user)}))
             continue
         word = p.text + ("'s" if ref.possessive else "")
         if ref.start == 0 and word[:1].islower():
@@ -179,6 +203,9 @@ def candidates_for(message: str, history: Sequence[tuple[str, str]], rules_query
     order_mean = np.argsort(-np.asarray(means))
     rank_mean = {int(i): r for r, i in enumerate(order_mean)}
     best_other = sorted(sums[1:], reverse=True)
+    parser_idx = [i for i, c in enumerate(unique) if c[1] == "parser"]
+    best_parser = max((sums[i] for i in parser_idx), default=None)
+    best_parser_mean = max((means[i] for i in parser_idx), default=None)
     out = []
     for i, (text, gen, phrase, feats) in enumerate(unique):
         f = {
@@ -194,7 +221,11 @@ def candidates_for(message: str, history: Sequence[tuple[str, str]], rules_query
             "gen_parser": float(gen == "parser"),
             "rules_equal": float(bool(rules_query) and text == rules_query),
             "msg_tokens": len(doc), "ref_at_start": float(ref.start == 0),
+            "lm_vs_best_parser": sums[i] - best_parser if best_parser is not None else 0.0,
+            "lm_mean_vs_best_parser": means[i] - best_parser_mean if best_parser_mean is not None else 0.0,
         }
+        for k in _CLASSES:
+            f[f"rules_{k}"] = float(rules_class == k)
         for k in _KINDS:
             f[f"ref_{k}"] = float(ref.kind == k)
         out.append(Candidate(text, gen, phrase, f))
@@ -203,7 +234,7 @@ def candidates_for(message: str, history: Sequence[tuple[str, str]], rules_query
 
 def _base_feature_names() -> list[str]:
     names = ["distance", "from_user", "proper", "plural", "tokens", "sentence", "position", "is_entity",
-             "mentions", "in_prev_user", "agree_person", "agree_plural", "substitution", "completion"]
+             "mentions", "in_prev_user", "agree_person", "agree_plural", "disagree", "substitution", "completion"]
     names += [f"label_{lab}" for lab in _LABELS] + [f"dep_{d}" for d in _DEPS]
     return names
 
@@ -214,6 +245,7 @@ def feature_names() -> list[str]:
         "lm_sum", "lm_mean", "lm_delta_typed", "lm_delta_typed_mean", "lm_rank_sum", "lm_rank_mean",
         "lm_margin", "n_candidates", "possessive", "gen_typed", "gen_rules", "gen_parser", "rules_equal",
         "msg_tokens", "ref_at_start", *[f"ref_{k}" for k in _KINDS],
+        "lm_vs_best_parser", "lm_mean_vs_best_parser", *[f"rules_{k}" for k in _CLASSES],
     ]
 
 
@@ -251,8 +283,9 @@ class ReferenceDecider:
         x = np.asarray([[c.features.get(n, 0.0) for n in self._names] for c in cands], dtype=np.float64)
         return [float(p) for p in self.booster.predict(x)]
 
-    def decide(self, message: str, history: Sequence[tuple[str, str]], rules_query: str | None) -> Decision:
-        ref, cands = candidates_for(message, history, rules_query, self.lm, self.parser)
+    def decide(self, message: str, history: Sequence[tuple[str, str]], rules_query: str | None,
+               rules_class: str | None = None) -> Decision:
+        ref, cands = candidates_for(message, history, rules_query, self.lm, self.parser, rules_class)
         if ref is None or len(cands) < 2:
             return Decision(None, None, 0.0, None, 0, "no reference")
         probs = self.probabilities(cands)

@@ -79,15 +79,19 @@ class Phrase:
     position: float  # where in its message it starts (0..1)
 
 
-def references(doc: Any) -> list[Reference]:
-    """Pronouns and definite noun phrases of a parsed message, in order."""
+def references(doc: Any, earlier: set[str] | None = None) -> list[Reference]:
+    """Pronouns and definite noun phrases of a parsed message, in order. A definite noun
+    phrase points back only when its head noun was used before (``earlier``: the lemmas of
+    the last messages) and nothing completes it in the message ("the capital of France")."""
     out: list[Reference] = []
     taken: set[int] = set()
     for chunk in doc.noun_chunks:
         first = chunk[0]
         if chunk.root.pos_ in ("PRON",) or len(chunk) < 2:
             continue
-        if first.lower_ in _DETERMINERS and not any(t.ent_type_ for t in chunk):
+        completed = any(c.dep_ in ("prep", "relcl", "acl") for c in chunk.root.children)
+        used = earlier is None or chunk.root.lemma_.lower() in earlier
+        if first.lower_ in _DETERMINERS and not any(t.ent_type_ for t in chunk) and used and not completed:
             out.append(Reference(chunk.start_char, chunk.end_char, chunk.text, "np", False))
             taken.update(range(chunk.start, chunk.end))
     for tok in doc:

@@ -201,7 +201,7 @@ class EmbeddedRewriter:
         if not history:
             return
         try:
-            decision = decider.decide(request.message.text, history, turn.text)
+            decision = decider.decide(request.message.text, history, turn.text, turn.c.spec_class)
         except Exception as exc:  # noqa: BLE001 - a fault in the decider must not lose the turn
             log.warning("reference decider failed, the rules' rewrite stands: %r", exc)
             turn.trace["decider"] = {"status": "failed", "reason": repr(exc)}

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from turnscope._lexicon import check_terms
-from turnscope.language import SmallLM, candidates_for, feature_names, load_parser
+from turnscope.language import Decision, SmallLM, candidates_for, feature_names, load_parser
 from turnscope.language._decide import DEFAULT_META, DEFAULT_MODEL
 from turnscope.training.corpus import load_corpus
 
@@ -51,14 +51,20 @@ def extract(split: str, cache: Path) -> None:
         done = {json.loads(line)["id"] for line in cache.read_text(encoding="utf-8").splitlines() if line}
     items = [it for it in load_corpus(split, lang="en") if it["id"] not in done]
     lm, nlp = SmallLM.load(), load_parser()
-    batch = BatchRewriter(lambda: Session(decider=None))
+    recorder = _Recorder()
+    # the session calls the decider exactly where the runtime would (English, no pivot, no
+    # screen, no recall, no declared vocabulary), with the rules' rewrite and class
+    batch = BatchRewriter(lambda: Session(decider=recorder))  # type: ignore[arg-type]
     cache.parent.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     with cache.open("a", encoding="utf-8") as fh:
         for i, item in enumerate(items):
+            recorder.call = None
             rules_query = batch.rewrite(item).query
-            history = [(t["role"], t["content"]) for t in item["prefix"]]
-            ref, cands = candidates_for(item["follow_up"], history, rules_query, lm, nlp)
+            ref, cands = None, []
+            if recorder.call is not None:
+                message, history, rq, rclass = recorder.call
+                ref, cands = candidates_for(message, history, rq, lm, nlp, rclass)
             fh.write(json.dumps({
                 "id": item["id"], "pattern": item["pattern"], "reference_type": item["reference_type"],
                 "reference": ref.kind if ref else None, "rules_query": rules_query,
@@ -70,6 +76,17 @@ def extract(split: str, cache: Path) -> None:
             if (i + 1) % 25 == 0:
                 el = time.perf_counter() - start
                 print(f"{split}: {i + 1}/{len(items)} items, {el:.0f} s", file=sys.stderr)
+
+
+class _Recorder:
+    """A decider that abstains and keeps what it was asked."""
+
+    def __init__(self) -> None:
+        self.call: tuple[str, list[tuple[str, str]], str | None, str | None] | None = None
+
+    def decide(self, message: str, history: Any, rules_query: str | None, rules_class: str | None = None) -> Decision:
+        self.call = (message, list(history), rules_query, rules_class)
+        return Decision(None, None, 0.0, None, 0, "recording")
 
 
 def _rows(path: Path) -> list[dict[str, Any]]:
