@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from turnscope._exceptions import ConfigError
+from turnscope.language._gender import gender_agreement
 from turnscope.language._lm import SmallLM
 from turnscope.language._parse import DEFAULT_LOOKBACK, Phrase, Reference, load_parser, phrases, references
 
@@ -107,7 +108,9 @@ def _fragment(doc: Any) -> tuple[int, int, str, bool] | None:
     return best.start_char, best.end_char, best.text, proper
 
 
-def _phrase_features(p: Phrase, ref_kind: str, texts: Sequence[str], prev_user: str) -> dict[str, float]:
+def _phrase_features(p: Phrase, ref: Reference, texts: Sequence[str], prev_user: str,
+                     names: Sequence[str] = ()) -> dict[str, float]:
+    ref_kind = ref.kind
     f: dict[str, float] = {
         "distance": p.distance, "from_user": float(p.role == "user"), "proper": float(p.proper),
         "plural": float(p.plural), "tokens": p.tokens, "sentence": p.sentence, "position": p.position,
@@ -119,6 +122,7 @@ def _phrase_features(p: Phrase, ref_kind: str, texts: Sequence[str], prev_user: 
     for dep in _DEPS:
         f[f"dep_{dep}"] = float(p.dep == dep)
     f["agree_person"] = float(ref_kind == "person" and p.label == "PERSON")
+    f["gender_agree"] = gender_agreement(ref.text, p.text, names) if ref_kind == "person" else 0.0
     f["agree_plural"] = float(ref_kind == "plural" and p.plural)
     # a thing pronoun for a person, a person pronoun for a plain noun, a plural for one thing
     f["disagree"] = float((ref_kind == "thing" and p.label == "PERSON")
@@ -156,6 +160,7 @@ def candidates_for(message: str, history: Sequence[tuple[str, str]], rules_query
     found = [p for p in phrases(docs) if p.text.lower() not in message.lower()]
     found.sort(key=lambda p: _prior(p, ref.kind))
     found = found[:DEFAULT_MAX_CANDIDATES]
+    names = [p.text for p in found if p.proper]
     texts = [t for _, t in history]
     users = [t for r, t in history if r == "user"]
     prev_user = users[-1] if users else ""
@@ -172,7 +177,7 @@ def candidates_for(message: str, history: Sequence[tuple[str, str]], rules_query
                     continue
                 sub = prev_user[: span.start_char] + ref.text + prev_user[span.end_char:]
                 cands.append((sub, "parser", p.text, {"substitution": 1.0,
-                                                      **_phrase_features(p, ref.kind, texts, prev_user)}))
+                                                      **_phrase_features(p, ref, texts, prev_user, names)}))
                 break
             continue
         if ref.kind in ("fragment", "attribute"):
@@ -180,12 +185,12 @@ def candidates_for(message: str, history: Sequence[tuple[str, str]], rules_query
                 # the same subject's other attribute: "and the cinematographer?" -> "... of X"
                 comp = head + f"{ref.text} of {p.text}" + tail
                 cands.append((comp, "parser", p.text, {"completion": 1.0,
-                                                       **_phrase_features(p, ref.kind, texts, prev_user)}))
+                                                       **_phrase_features(p, ref, texts, prev_user, names)}))
             continue
         word = p.text + ("'s" if ref.possessive else "")
         if ref.start == 0 and word[:1].islower():
             word = word[:1].upper() + word[1:] if not p.proper else word
-        cands.append((head + word + tail, "parser", p.text, _phrase_features(p, ref.kind, texts, prev_user)))
+        cands.append((head + word + tail, "parser", p.text, _phrase_features(p, ref, texts, prev_user, names)))
     # one candidate per distinct text
     seen: dict[str, int] = {}
     unique: list[tuple[str, str, str | None, dict[str, float]]] = []
@@ -234,7 +239,7 @@ def candidates_for(message: str, history: Sequence[tuple[str, str]], rules_query
 
 def _base_feature_names() -> list[str]:
     names = ["distance", "from_user", "proper", "plural", "tokens", "sentence", "position", "is_entity",
-             "mentions", "in_prev_user", "agree_person", "agree_plural", "disagree", "substitution", "completion"]
+             "mentions", "in_prev_user", "agree_person", "gender_agree", "agree_plural", "disagree", "substitution", "completion"]
     names += [f"label_{lab}" for lab in _LABELS] + [f"dep_{d}" for d in _DEPS]
     return names
 

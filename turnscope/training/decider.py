@@ -41,15 +41,36 @@ def _bad(text: str, item: dict[str, Any]) -> bool:
     return check_terms(text, item["required_in_rewrite"], item["forbidden_in_rewrite"]).contaminated
 
 
-def extract(split: str, cache: Path) -> None:
-    """Candidates, features and labels of every English item of ``split``, appended to
-    ``cache`` (items already there are skipped)."""
+#: public development sets (read in place from the shared data) that add training items
+PUBLIC_SOURCES = ("canard", "cast2019", "cast2021even")
+
+
+def _public_items(source: str) -> list[dict[str, Any]]:
+    from turnscope.datasets import cast21_part, load_canard, load_cast
+
+    if source == "canard":
+        items = load_canard()
+    elif source == "cast2019":
+        items = load_cast(2019)
+    else:
+        items = load_cast(2021, part="even")
+    for it in items:
+        it.setdefault("pattern", it.get("reference_type"))
+    del cast21_part
+    return items
+
+
+def extract(split: str, cache: Path, shard: tuple[int, int] = (0, 1)) -> None:
+    """Candidates, features and labels of every English item of ``split`` (a corpus part or a
+    public development set), appended to ``cache`` (items already there are skipped)."""
     from turnscope import BatchRewriter, Session
 
     done: set[str] = set()
     if cache.exists():
         done = {json.loads(line)["id"] for line in cache.read_text(encoding="utf-8").splitlines() if line}
-    items = [it for it in load_corpus(split, lang="en") if it["id"] not in done]
+    source = _public_items(split) if split in PUBLIC_SOURCES else load_corpus(split, lang="en")
+    k, n = shard
+    items = [it for i, it in enumerate(source) if i % n == k and it["id"] not in done]
     lm, nlp = SmallLM.load(), load_parser()
     recorder = _Recorder()
     # the session calls the decider exactly where the runtime would (English, no pivot, no
@@ -67,7 +88,7 @@ def extract(split: str, cache: Path) -> None:
                 ref, cands = candidates_for(message, history, rq, lm, nlp, rclass)
             fh.write(json.dumps({
                 "id": item["id"], "pattern": item["pattern"], "reference_type": item["reference_type"],
-                "reference": ref.kind if ref else None, "rules_query": rules_query,
+                "reference": ref.kind if ref else None, "reference_text": ref.text if ref else None, "rules_query": rules_query,
                 "rules_good": _good(rules_query, item), "rules_bad": _bad(rules_query, item),
                 "cands": [{"text": c.text, "gen": c.generator, "phrase": c.phrase, "good": _good(c.text, item),
                            "bad": _bad(c.text, item), "f": c.features} for c in cands],
@@ -143,8 +164,23 @@ def outcome(dec: list[tuple[dict[str, Any], float, dict[str, Any] | None]], thre
     return cov / n, cont / n
 
 
-def fit(fraction: float, out_model: Path, out_meta: Path, cache_dir: Path, seed: int = 0) -> dict[str, Any]:
-    train = _rows(cache_dir / "train.jsonl")
+def training_rows(cache_dir: Path, public: bool = True) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """The corpus's train part and, with ``public``, every public development set extracted
+    (``canard*.jsonl``, ``cast2019*.jsonl``, ``cast2021even*.jsonl``)."""
+    rows = _rows(cache_dir / "train.jsonl")
+    counts = {"corpus train": len(rows)}
+    if public:
+        for source in PUBLIC_SOURCES:
+            extra = [r for path in sorted(cache_dir.glob(f"{source}*.jsonl")) for r in _rows(path)]
+            if extra:
+                counts[source] = len(extra)
+                rows += extra
+    return rows, counts
+
+
+def fit(fraction: float, out_model: Path, out_meta: Path, cache_dir: Path, seed: int = 0,
+        public: bool = True) -> dict[str, Any]:
+    train, counts = training_rows(cache_dir, public)
     dev = _rows(cache_dir / "dev.jsonl")
     if fraction < 1.0:
         convs = sorted({r["id"].split("#")[0] for r in train})
@@ -160,7 +196,7 @@ def fit(fraction: float, out_model: Path, out_meta: Path, cache_dir: Path, seed:
         if cov - 2 * cont > best_v + 1e-9:
             best_t, best_v = float(t), cov - 2 * cont
     cov, cont = outcome(dec, best_t)
-    meta = {"features": feature_names(), "threshold": round(best_t, 3), "trained_on": f"corpus train ({len(train)} items)",
+    meta = {"features": feature_names(), "threshold": round(best_t, 3), "trained_on": counts,
             "dev": {"items": len(dev), "rules": {"coverage": round(base[0], 3), "contamination": round(base[1], 3)},
                     "decider": {"coverage": round(cov, 3), "contamination": round(cont, 3)}},
             "date": date.today().isoformat(), "fraction": fraction}
@@ -174,18 +210,23 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m turnscope.training.decider")
     sub = ap.add_subparsers(dest="cmd", required=True)
     e = sub.add_parser("extract")
-    e.add_argument("--split", required=True, choices=["train", "dev", "check"])
+    e.add_argument("--split", required=True, choices=["train", "dev", "check", *PUBLIC_SOURCES])
+    e.add_argument("--shard", default="0/1", help="K/N: every N-th item from the K-th")
     e.add_argument("--cache-dir", type=Path, default=CACHE_DIR)
     f = sub.add_parser("fit")
     f.add_argument("--fraction", type=float, default=1.0)
+    f.add_argument("--no-public", action="store_true", help="the corpus's train part alone")
     f.add_argument("--cache-dir", type=Path, default=CACHE_DIR)
     f.add_argument("--model", type=Path, default=DEFAULT_MODEL)
     f.add_argument("--meta", type=Path, default=DEFAULT_META)
     args = ap.parse_args(argv)
     if args.cmd == "extract":
-        extract(args.split, args.cache_dir / f"{args.split}.jsonl")
+        k, n = (int(x) for x in args.shard.split("/"))
+        name = args.split if n == 1 else f"{args.split}.{k}"
+        extract(args.split, args.cache_dir / f"{name}.jsonl", (k, n))
     else:
-        print(json.dumps(fit(args.fraction, args.model, args.meta, args.cache_dir), indent=1))
+        meta = fit(args.fraction, args.model, args.meta, args.cache_dir, public=not args.no_public)
+        print(json.dumps({k: v for k, v in meta.items() if k != "features"}, indent=1))
     return 0
 
 
