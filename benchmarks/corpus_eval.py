@@ -78,7 +78,8 @@ def print_table(title: str, columns: dict[str, dict[str, dict[str, Any]]]) -> No
         line = f"{key:26s} {first['share']:5.2f}"
         for col in columns.values():
             f = col[key]
-            line += f"  {f['coverage']:.2f} [{f['coverage_ci'][0]:.2f},{f['coverage_ci'][1]:.2f}] /{f['contamination']:.2f}"
+            lo, hi = f["coverage_ci"]
+            line += f"  {f['coverage']:.2f} [{lo:.2f},{hi:.2f}] /{f['contamination']:.2f}"
         print(line)
     print("(coverage [95% interval] / contamination)")
 
@@ -116,8 +117,8 @@ def main() -> int:
     after = rewrite_all(items, Session)
     t_after = time.perf_counter() - start
     columns = {
-        "before (rules alone)": figures([(key(it), it, r.query) for it, r in zip(items, before)]),
-        "after (default)": figures([(key(it), it, r.query) for it, r in zip(items, after)]),
+        "before (rules alone)": figures([(key(it), it, r.query) for it, r in zip(items, before, strict=True)]),
+        "after (default)": figures([(key(it), it, r.query) for it, r in zip(items, after, strict=True)]),
     }
     if args.baselines:
         for name in baseline_queries(items[0]):
@@ -129,7 +130,7 @@ def main() -> int:
             json.dump({"split": args.split, "lang": args.lang, "items": len(items), "columns": columns}, fh, indent=1)
     if args.dump:
         with open(args.dump, "w", encoding="utf-8") as fh:
-            for it, b, r in zip(items, before, after):
+            for it, b, r in zip(items, before, after, strict=True):
                 c = check_terms(r.query, it["required_in_rewrite"], it["forbidden_in_rewrite"])
                 fh.write(json.dumps({
                     "id": it["id"], "pattern": it["pattern"], "prefix": [t["content"] for t in it["prefix"][-2:]],

@@ -45,7 +45,7 @@ def test_a_second_call_is_skipped_and_steps_are_reported() -> None:
     again = warm_up(languages=("en",))
     assert again.skipped and again.total == 0.0
     if not first.skipped:  # another test of this process may have warmed already
-        assert [n for n, _ in first.seconds] == ["encoder", "resolver", "tagger", "shift", "turns"]
+        assert [n for n, _ in first.seconds] == ["encoder", "resolver", "tagger", "shift", "decider", "turns"]
     # the models are loaded: a fresh session's turns load nothing new
     s = Session()
     s.user("Which plans include phone support?")

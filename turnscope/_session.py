@@ -28,8 +28,8 @@ from turnscope.conversation import (
     detect_language,
 )
 from turnscope.entities import EntityExtractor, LivenessConfig, Mention, SlotTable, Vocabulary, search_before
-from turnscope.references import anchors, classify
 from turnscope.language import ReferenceDecider
+from turnscope.references import anchors, classify
 from turnscope.resolver import Resolver
 from turnscope.rewriters import EMBEDDED, EmbeddedRewriter, Rewriter, RewriteRequest, RewriteResult
 from turnscope.scope import Message, Scope, ScopePolicy, TopicShift, get_policy

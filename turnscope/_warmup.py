@@ -52,7 +52,7 @@ _DONE: set[tuple[str, int, tuple[str, ...]]] = set()
 @dataclass(frozen=True)
 class WarmUp:
     """What :func:`warm_up` did: seconds per step (``encoder``, ``resolver``, ``tagger``,
-    ``shift``, ``turns``), or ``skipped`` when this process had already warmed the same."""
+    ``shift``, ``decider``, ``turns``), or ``skipped`` when this process had already warmed the same."""
 
     seconds: tuple[tuple[str, float], ...]
     skipped: bool = False
@@ -81,6 +81,7 @@ def warm_up(*, policy: str = "default", vocabulary: Vocabulary | None = None,
     """
     from turnscope._encoder import default_encoder
     from turnscope._session import Session
+    from turnscope.language import shared_decider
     from turnscope.resolver import default_resolver, shipped_model
 
     unknown = [lang for lang in languages if lang not in WARM_UP_CONVERSATIONS]
@@ -101,6 +102,8 @@ def warm_up(*, policy: str = "default", vocabulary: Vocabulary | None = None,
         # the tagger is the resolver's own (None when its model reads no tagger)
         _step("tagger", steps, lambda: resolver.tagger)
         _step("shift", steps, shipped_model)
+        # the reference decider: spaCy's pipeline and the small LM's weights (about 5 s)
+        _step("decider", steps, shared_decider)
 
         def turns() -> None:
             for lang in languages:

@@ -29,7 +29,8 @@ def test_checker_finds_a_cut_word_and_accepts_a_carried_name() -> None:
     assert invented_words("is it open?", "is the Louvre open?", ["the Louvre"]) == []
     assert invented_words("how old is he?", "how old is Bong Joon-ho's?", ["Bong Joon-ho"]) == []
     # Japanese: a carried name is a substring of the context, not a separate word
-    assert invented_words("それはいくら？", "ルーブル美術館の入場料はいくら？", ["ルーブル美術館の入場料は22ユーロです。"]) == []
+    context = ["ルーブル美術館の入場料は22ユーロです。"]
+    assert invented_words("それはいくら？", "ルーブル美術館の入場料はいくら？", context) == []
 
 
 # words that begin like a preamble ("so", "ok", "oh", "um", "right", "also") without being one

@@ -147,7 +147,7 @@ def candidates_for(message: str, history: Sequence[tuple[str, str]], rules_query
     nlp = parser or load_parser()
     doc = nlp(message)
     recent = [(role, text) for role, text in history[-DEFAULT_LOOKBACK:]]
-    docs = [(role, d) for (role, _), d in zip(recent, nlp.pipe([t for _, t in recent]))]
+    docs = [(role, d) for (role, _), d in zip(recent, nlp.pipe([t for _, t in recent]), strict=True)]
     earlier = {t.lemma_.lower() for _, d in docs for t in d if t.pos_ in ("NOUN", "PROPN")}
     refs = references(doc, earlier)
     if refs:
@@ -219,8 +219,7 @@ def candidates_for(message: str, history: Sequence[tuple[str, str]], rules_query
             "lm_sum": sums[i], "lm_mean": means[i], "lm_delta_typed": sums[i] - typed_sum,
             "lm_delta_typed_mean": means[i] - typed_mean, "lm_rank_sum": rank_sum[i],
             "lm_rank_mean": rank_mean[i],
-            "lm_margin": sums[i] - (best_other[1] if best_other and best_other[0] == sums[i] and len(best_other) > 1
-                                    else (best_other[0] if best_other else sums[i])),
+            "lm_margin": sums[i] - _runner_up(best_other, sums[i]),
             "n_candidates": len(unique), "possessive": float(ref.possessive),
             "gen_typed": float(gen == "typed"), "gen_rules": float(gen == "rules"),
             "gen_parser": float(gen == "parser"),
@@ -237,9 +236,19 @@ def candidates_for(message: str, history: Sequence[tuple[str, str]], rules_query
     return ref, out
 
 
+def _runner_up(ranked: list[float], own: float) -> float:
+    """The best score other than ``own`` among ``ranked`` (descending), or ``own``."""
+    if not ranked:
+        return own
+    if ranked[0] == own and len(ranked) > 1:
+        return ranked[1]
+    return ranked[0]
+
+
 def _base_feature_names() -> list[str]:
     names = ["distance", "from_user", "proper", "plural", "tokens", "sentence", "position", "is_entity",
-             "mentions", "in_prev_user", "agree_person", "gender_agree", "agree_plural", "disagree", "substitution", "completion"]
+             "mentions", "in_prev_user", "agree_person", "gender_agree", "agree_plural", "disagree",
+             "substitution", "completion"]
     names += [f"label_{lab}" for lab in _LABELS] + [f"dep_{d}" for d in _DEPS]
     return names
 

@@ -70,7 +70,7 @@ def _tokenizer_from_gguf(fields: dict[str, Any]) -> Any:
         [pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False)]
     )
     tok.decoder = decoders.ByteLevel()
-    special = [t for t, kind in zip(tokens, fields["tokenizer.ggml.token_type"].contents()) if kind == 3]
+    special = [t for t, kind in zip(tokens, fields["tokenizer.ggml.token_type"].contents(), strict=True) if kind == 3]
     tok.add_special_tokens(special)
     return tok
 
@@ -89,7 +89,8 @@ def _shared_prefix(texts: list[str]) -> str:
 
 def _rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
     scale = 1.0 / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)
-    return (x * scale) * weight
+    out: np.ndarray = (x * scale) * weight
+    return out
 
 
 class SmallLM:
@@ -273,6 +274,7 @@ class SmallLM:
                 break
             out.append(nxt)
             hidden, step = self._forward(np.asarray([[nxt]]), pos, cache)
-            cache = [(np.concatenate([ck, sk], axis=1), np.concatenate([cv, sv], axis=1)) for (ck, cv), (sk, sv) in zip(cache, step)]
+            cache = [(np.concatenate([ck, sk], axis=1), np.concatenate([cv, sv], axis=1))
+                     for (ck, cv), (sk, sv) in zip(cache, step, strict=True)]
             pos += 1
         return str(self.tokenizer.decode(out))

@@ -74,7 +74,7 @@ _ORDINAL_EN = re.compile(
     rf"\b(?:the\s+)?(?P<ord>{_ORD_WORDS})\s+(?:of\s+the\s+(?:two|three|four|five)\s+)?"
     rf"(?P<rest>one|ones|two|three|option|item|choice|[a-z][a-z\-]+)\b|"
     rf"(?:\b(?:option|item|choice|number|no\.|point|step|pair|bullet)|#)\s*(?P<num>\d{{1,2}})\b|"
-    rf"\bthe\s+(?P<ord2>former|latter)\b|\bthe\s+(?P<ord3>{_ORD_WORDS})(?=\s*(?:[?.!,—]|$)|\s+-)",  # a hyphen only as a dash: "the second-largest" is one word
+    rf"\bthe\s+(?P<ord2>former|latter)\b|\bthe\s+(?P<ord3>{_ORD_WORDS})(?=\s*(?:[?.!,—]|$)|\s+-)",  # "-" only as a dash
     re.IGNORECASE,
 )
 _POSSESSED = re.compile(r"(?:\b(?:their|his|her|its|my|your|our)|\w['’]s)\s+$", re.IGNORECASE)

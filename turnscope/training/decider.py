@@ -82,13 +82,14 @@ def extract(split: str, cache: Path, shard: tuple[int, int] = (0, 1)) -> None:
         for i, item in enumerate(items):
             recorder.call = None
             rules_query = batch.rewrite(item).query
-            ref, cands = None, []
+            ref, cands = None, []  # type: ignore[var-annotated]
             if recorder.call is not None:
                 message, history, rq, rclass = recorder.call
                 ref, cands = candidates_for(message, history, rq, lm, nlp, rclass)
             fh.write(json.dumps({
                 "id": item["id"], "pattern": item["pattern"], "reference_type": item["reference_type"],
-                "reference": ref.kind if ref else None, "reference_text": ref.text if ref else None, "rules_query": rules_query,
+                "reference": ref.kind if ref else None, "reference_text": ref.text if ref else None,
+                "rules_query": rules_query,
                 "rules_good": _good(rules_query, item), "rules_bad": _bad(rules_query, item),
                 "cands": [{"text": c.text, "gen": c.generator, "phrase": c.phrase, "good": _good(c.text, item),
                            "bad": _bad(c.text, item), "f": c.features} for c in cands],
@@ -137,7 +138,7 @@ def fit_booster(train: list[dict[str, Any]], seed: int = 0) -> Any:
 def decisions(booster: Any, recs: list[dict[str, Any]]) -> list[tuple[dict[str, Any], float, dict[str, Any] | None]]:
     """Per item: the best parser candidate's probability and the candidate (or None)."""
     names = feature_names()
-    out = []
+    out: list[tuple[dict[str, Any], float, dict[str, Any] | None]] = []
     for r in recs:
         if len(r["cands"]) < 2:
             out.append((r, 0.0, None))
