@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError, version
+
 import typer
 
 app = typer.Typer(
@@ -10,3 +12,21 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
+
+
+def _version(value: bool) -> None:
+    if not value:
+        return
+    try:
+        typer.echo(f"turnscope {version('turnscope')}")
+    except PackageNotFoundError:  # pragma: no cover - run from a source tree never installed
+        typer.echo("turnscope (not installed)")
+    raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    show_version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                      help="Print the installed version and exit."),
+) -> None:
+    """Scope-aware query contextualization for conversational retrieval."""
