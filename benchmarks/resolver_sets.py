@@ -102,6 +102,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--threshold", type=float, default=None, help="override the gate threshold")
     ap.add_argument("--resolver", choices=["default", "none"], default="default",
                     help="none: the embedded rules alone (Session(resolver=None))")
+    ap.add_argument("--decider", choices=["default", "none", "both"], default="default",
+                    help="the reference decider (docs/decider.md): on, off (the rules alone), or both "
+                         "side by side in one run")
     args = ap.parse_args(argv)
     console = Console(width=200, stderr=True)
     names = [s.strip() for s in args.sets.split(",") if s.strip()]
@@ -120,10 +123,13 @@ def main(argv: list[str] | None = None) -> None:
                 from turnscope.resolver import default_resolver
 
                 resolver = default_resolver().with_threshold(args.threshold)
-            def make(pol: str = pol, resolver: Any = resolver) -> Session:
-                return Session(policy=pol, resolver=resolver)
+            variants = {"default": [("", "default")], "none": [("", None)],
+                        "both": [(" (rules alone)", None), ("", "default")]}[args.decider]
+            for suffix, decider in variants:
+                def make(pol: str = pol, resolver: Any = resolver, decider: Any = decider) -> Session:
+                    return Session(policy=pol, resolver=resolver, decider=decider)
 
-            systems[f"turnscope:{pol}"] = replay(items, make, console, f"{name} {pol}")
+                systems[f"turnscope:{pol}{suffix}"] = replay(items, make, console, f"{name} {pol}{suffix}")
         results[name] = {k: figures(items, qs) for k, qs in systems.items()}
     before: dict[str, Any] = json.loads(args.before.read_text()) if args.before else {}
     rows = sorted({k for r in results.values() for k in r} |
