@@ -28,7 +28,7 @@ from turnscope.conversation import (
     detect_language,
 )
 from turnscope.entities import EntityExtractor, LivenessConfig, Mention, SlotTable, Vocabulary, search_before
-from turnscope.language import ReferenceDecider
+from turnscope.language import Decider
 from turnscope.references import anchors, classify
 from turnscope.resolver import Resolver
 from turnscope.rewriters import EMBEDDED, EmbeddedRewriter, Rewriter, RewriteRequest, RewriteResult
@@ -303,7 +303,7 @@ class Session:
         liveness: LivenessConfig | None = None,
         extractor: EntityExtractor | None = None,
         resolver: Resolver | None | str = "default",
-        decider: ReferenceDecider | None | str = "default",
+        decider: Decider | None | str = "default",
     ) -> None:
         _check_arguments(policy, rewriter, vocabulary, liveness, extractor, resolver)
         self._lock = threading.RLock()

@@ -16,7 +16,8 @@ class FakeDecider:
         self.decision, self.error = decision, error
         self.calls: list[tuple[str, str | None]] = []
 
-    def decide(self, message: str, history: Sequence[tuple[str, str]], rules_query: str | None) -> Decision:
+    def decide(self, message: str, history: Sequence[tuple[str, str]], rules_query: str | None,
+               rules_class: str | None = None) -> Decision:
         self.calls.append((message, rules_query))
         if self.error is not None:
             raise self.error

@@ -4,6 +4,7 @@ decision that reads both (``ReferenceDecider``)."""
 
 from turnscope.language._decide import (
     Candidate,
+    Decider,
     Decision,
     ReferenceDecider,
     candidates_for,
@@ -17,6 +18,7 @@ from turnscope.language._parse import Phrase, Reference, load_parser
 __all__ = [
     "Candidate",
     "CandidateScore",
+    "Decider",
     "Decision",
     "Phrase",
     "Reference",

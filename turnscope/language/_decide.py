@@ -23,7 +23,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -32,7 +32,7 @@ from turnscope.language._gender import gender_agreement
 from turnscope.language._lm import SmallLM
 from turnscope.language._parse import DEFAULT_LOOKBACK, Phrase, Reference, load_parser, phrases, references
 
-__all__ = ["Candidate", "Decision", "ReferenceDecider", "candidates_for", "DEFAULT_MAX_CANDIDATES"]
+__all__ = ["Candidate", "Decider", "Decision", "ReferenceDecider", "candidates_for", "DEFAULT_MAX_CANDIDATES"]
 
 log = logging.getLogger("turnscope.language")
 
@@ -50,6 +50,13 @@ _KINDS = ("person", "thing", "plural", "np", "fragment", "attribute")
 #: the reference classes the rules may read a message as (the SPEC's strata)
 _CLASSES = ("standalone", "textual_immediate", "textual_earlier", "situational_page", "situational_site")
 GENERATORS = ("typed", "rules", "parser")
+
+
+class Decider(Protocol):
+    """The review stage's interface: what the embedded rewriter calls after its rules."""
+
+    def decide(self, message: str, history: Sequence[tuple[str, str]], rules_query: str | None,
+               rules_class: str | None = None) -> Decision: ...
 
 
 @dataclass(frozen=True)

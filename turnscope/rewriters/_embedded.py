@@ -71,7 +71,7 @@ import re
 
 from turnscope._exceptions import ConfigError
 from turnscope.entities import EntityExtractor
-from turnscope.language import ReferenceDecider, decider_unavailable, shared_decider
+from turnscope.language import Decider, decider_unavailable, shared_decider
 from turnscope.references import Cue, ReferenceClass, english_pronoun
 from turnscope.resolver import Resolver
 from turnscope.rewriters._base import EMBEDDED, RewriteRequest, RewriteResult
@@ -141,10 +141,10 @@ class EmbeddedRewriter:
 
     def __init__(self, extractor: EntityExtractor | None = None, *,
                  resolver: Resolver | None | str = "default",
-                 decider: ReferenceDecider | None | str = "default") -> None:
+                 decider: Decider | None | str = "default") -> None:
         self.extractor = extractor or EntityExtractor()
         if isinstance(decider, str) and decider != "default":
-            raise ConfigError(f"decider must be a ReferenceDecider, None or 'default', got {decider!r}")
+            raise ConfigError(f"decider must be a Decider, None or 'default', got {decider!r}")
         # the learned reference decision (parser candidates scored by a small LM, one ranker
         # with abstention) reviews what the rules wrote for an English reference; None keeps
         # the rules' rewrite (the behaviour before issue 37)
@@ -177,7 +177,7 @@ class EmbeddedRewriter:
         return self._result(turn)
 
     @property
-    def decider(self) -> ReferenceDecider | None:
+    def decider(self) -> Decider | None:
         """The learned reference decider (loaded on first use; ``None`` if disabled or
         its parts are not installed, ``decider_unavailable()`` says why)."""
         if isinstance(self._decider, str):
