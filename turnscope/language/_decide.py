@@ -165,6 +165,9 @@ def candidates_for(message: str, history: Sequence[tuple[str, str]], rules_query
             return None, []
         ref = Reference(frag[0], frag[1], frag[2], "fragment" if frag[3] else "attribute", False)
     found = [p for p in phrases(docs) if p.text.lower() not in message.lower()]
+    if ref.kind == "thing":
+        # "it" never stands for a person: a name the parser or the first-name table calls one
+        found = [p for p in found if p.label != "PERSON" and gender_agreement("he", p.text) == 0.0]
     found.sort(key=lambda p: _prior(p, ref.kind))
     found = found[:DEFAULT_MAX_CANDIDATES]
     names = [p.text for p in found if p.proper]

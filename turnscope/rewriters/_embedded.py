@@ -193,6 +193,8 @@ class EmbeddedRewriter:
             return
         if turn.c.reference_class in (ReferenceClass.PAGE, ReferenceClass.SITE, ReferenceClass.EARLIER):
             return
+        if Cue.ELABORATION in turn.c.cues:
+            return  # "in more detail": the elaboration rule restates the previous question
         decider = self.decider
         if decider is None:
             turn.trace["decider"] = {"status": "unavailable", "reason": decider_unavailable()}
@@ -251,34 +253,29 @@ _JA_OPENER = re.compile(rf"^(?:{'|'.join(_JA_FILLERS)})[、,]?\s*")
 #: a message that still holds a reference word after 「Xの」 was put in front of it reads as
 #: two subjects (「マイナンバーカードの彼って…」): pronouns, demonstratives, "the one that…" (方),
 #: "the latter" (者) and ordinals
-_JA_REFERRING = re.compile(r"彼|それ|これ|あれ|その|この|あの|方|者|最初|最後|目|話")
-#: 「料金は？」「解約って？」: a bare topic the name can own, short and with no verb
-_JA_BARE_TOPIC = re.compile(r"^[^、。,\sのでがをに]{1,6}(?:は|って)$")
+_JA_REFERRING = re.compile(r"彼|それ|これ|あれ|その|この|あの|方|者|最初|最後|番目|つ目")
 
 
 def _withhold_unreadable_attach(original: str, turn: TurnContext) -> None:
     """In Japanese a rewrite either puts the referent where the message refers, or leaves the
-    message as typed and names the referent in ``carried``: 「Xの」 in front of a whole
-    sentence (a pronoun, a demonstrative or a clause kept) is not Japanese a reader writes.
-    A bare topic (「料金は？」 -> 「アバター案内の料金は？」) keeps the name in front."""
+    message as typed and names the referent in ``carried``: 「Xの」 in front of a message that
+    keeps its own reference word or opener (「マイナンバーカードの彼って…」, 「代用のえっと、…」)
+    reads as two subjects. 「Xの」 in front of a message that names no referent of its own
+    (「料金は？」 -> 「アバター案内の料金は？」) is kept."""
     if turn.lang != "ja" or turn.text == original:
         return
-    whole = _JA_END.sub("", original.strip())
+    core = _JA_END.sub("", original.strip())
     query = _JA_END.sub("", turn.text.strip())
-    # the message's words at the end of the query, with or without a filler it opened with
-    for core in dict.fromkeys((whole, _JA_OPENER.sub("", whole))):
-        if not core or not query.endswith(core) or len(query) <= len(core):
-            continue
-        front = query[: len(query) - len(core)]
-        if not front.endswith("の") and not front.rstrip("、, ").endswith(tuple(_JA_FILLERS)):
-            continue
-        if _JA_BARE_TOPIC.match(core) and not _JA_REFERRING.search(core) and front.endswith("の"):
-            return
-        name = front.split("の")[0].strip()
-        turn.rules.append("ja-attach-withheld")
-        turn.text = original
-        turn.carried = (name,) if name else ()
+    if not core or not query.endswith(core) or len(query) <= len(core):
         return
+    front = query[: len(query) - len(core)]
+    if not front.endswith("の"):
+        return
+    if not (_JA_REFERRING.search(core) or _JA_OPENER.match(core)):
+        return
+    turn.rules.append("ja-attach-withheld")
+    turn.text = original
+    turn.carried = (front[:-1].strip(),)
 
 
 #: trace labels of the rules that resolve a pronoun, an ordinal or an ellipsis against the

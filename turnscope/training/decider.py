@@ -27,6 +27,7 @@ import numpy as np
 from turnscope._lexicon import check_terms
 from turnscope.language import Decision, SmallLM, candidates_for, feature_names, load_parser
 from turnscope.language._decide import DEFAULT_META, DEFAULT_MODEL
+from turnscope.language._gender import gender_agreement
 from turnscope.training.corpus import load_corpus
 
 CACHE_DIR = Path(".cache") / "decider"
@@ -112,7 +113,14 @@ class _Recorder:
 
 
 def _rows(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    for r in rows:
+        if r.get("reference") == "thing":
+            # what the runtime never proposes for "it" (a person), for records made before
+            # that rule: dropped, so training sees the candidates the runtime ranks
+            r["cands"] = [c for c in r["cands"] if c["gen"] != "parser" or not (
+                c["f"].get("label_PERSON") or gender_agreement("he", c["phrase"] or "") != 0.0)]
+    return rows
 
 
 def _matrix(recs: list[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
