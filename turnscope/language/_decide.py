@@ -282,10 +282,14 @@ class ReferenceDecider:
     'How old is Bong Joon-ho?'
     """
 
-    def __init__(self, lm: SmallLM, booster: Any, threshold: float, parser: Any | None = None) -> None:
+    def __init__(self, lm: SmallLM, booster: Any, threshold: float, parser: Any | None = None,
+                 max_answer_chars: int | None = None) -> None:
         self.lm = lm
         self.booster = booster
         self.threshold = threshold
+        #: an answer longer than this is outside what the ranker was trained on (a retrieved
+        #: passage, not a chat answer): it abstains there rather than guess
+        self.max_answer_chars = max_answer_chars
         self.parser = parser
         self._names = feature_names()
 
@@ -301,7 +305,9 @@ class ReferenceDecider:
         if info.get("features") != feature_names():
             raise ConfigError(f"{model.name} was trained on other features: retrain it")
         booster = lgb.Booster(model_file=str(model))
-        return cls(SmallLM.load(), booster, float(info["threshold"]), load_parser())
+        limit = info.get("max_answer_chars")
+        return cls(SmallLM.load(), booster, float(info["threshold"]), load_parser(),
+                   int(limit) if limit is not None else None)
 
     def probabilities(self, cands: Sequence[Candidate]) -> list[float]:
         x = np.asarray([[c.features.get(n, 0.0) for n in self._names] for c in cands], dtype=np.float64)
@@ -309,6 +315,12 @@ class ReferenceDecider:
 
     def decide(self, message: str, history: Sequence[tuple[str, str]], rules_query: str | None,
                rules_class: str | None = None) -> Decision:
+        last = history[-1] if history else None
+        if (self.max_answer_chars is not None and last is not None and last[0] == "assistant"
+                and len(last[1]) > self.max_answer_chars):
+            return Decision(None, None, 0.0, None, 0,
+                            f"the last answer is longer ({len(last[1])} characters) than any the ranker "
+                            f"was trained on (<= {self.max_answer_chars})")
         ref, cands = candidates_for(message, history, rules_query, self.lm, self.parser, rules_class)
         if ref is None or len(cands) < 2:
             return Decision(None, None, 0.0, None, 0, "no reference")

@@ -205,7 +205,11 @@ def fit(fraction: float, out_model: Path, out_meta: Path, cache_dir: Path, seed:
         if cov - 2 * cont > best_v + 1e-9:
             best_t, best_v = float(t), cov - 2 * cont
     cov, cont = outcome(dec, best_t)
+    answers = [len(it["prefix"][-1]["content"]) for it in load_corpus("train", lang="en")
+               if it["prefix"] and it["prefix"][-1]["role"] == "assistant"]
     meta = {"features": feature_names(), "threshold": round(best_t, 3), "trained_on": counts,
+            # the longest answer the ranker saw, with half again as margin (docs/decider.md)
+            "max_answer_chars": int(max(answers) * 1.5) if answers else None,
             "dev": {"items": len(dev), "rules": {"coverage": round(base[0], 3), "contamination": round(base[1], 3)},
                     "decider": {"coverage": round(cov, 3), "contamination": round(cont, 3)}},
             "date": date.today().isoformat(), "fraction": fraction}
