@@ -193,8 +193,10 @@ class EmbeddedRewriter:
             return
         if turn.c.reference_class in (ReferenceClass.PAGE, ReferenceClass.SITE, ReferenceClass.EARLIER):
             return
-        if Cue.ELABORATION in turn.c.cues:
-            return  # "in more detail": the elaboration rule restates the previous question
+        if Cue.ELABORATION in turn.c.cues or Cue.ORDINAL in turn.c.cues:
+            # "in more detail" restates the previous question; "the second one" picks from a
+            # list the rules read exactly: neither is a choice between phrases
+            return
         decider = self.decider
         if decider is None:
             turn.trace["decider"] = {"status": "unavailable", "reason": decider_unavailable()}
