@@ -14,32 +14,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import statistics
 import sys
 from pathlib import Path
 
-import numpy as np
-
-from turnscope.training.decider import CACHE_DIR, _rows, decisions, fit_booster, outcome, training_rows
-
-
-def _subset(rows: list[dict], fraction: float, seed: int) -> list[dict]:
-    convs = sorted({r["id"].split("#")[0] for r in rows})
-    random.Random(seed).shuffle(convs)
-    keep = set(convs[: max(1, int(len(convs) * fraction))])
-    return [r for r in rows if r["id"].split("#")[0] in keep]
-
-
-def _threshold(booster: object, dev: list[dict]) -> float:
-    dec = decisions(booster, dev)
-    base = outcome(dec, 2.0)
-    best_t, best_v = 2.0, base[0] - 2 * base[1]
-    for t in np.arange(0.20, 0.96, 0.025):
-        cov, cont = outcome(dec, float(t))
-        if cov - 2 * cont > best_v + 1e-9:
-            best_t, best_v = float(t), cov - 2 * cont
-    return best_t
+from turnscope.training.decider import (
+    CACHE_DIR,
+    _rows,
+    choose_threshold,
+    decisions,
+    fit_booster,
+    outcome,
+    subset_by_conversation,
+    training_rows,
+)
 
 
 def main() -> int:
@@ -57,9 +45,9 @@ def main() -> int:
     for fraction, seeds in ((0.25, (0, 1, 2)), (0.5, (0, 1, 2)), (1.0, (0,))):
         covs, conts, ts, ns = [], [], [], []
         for seed in seeds:
-            part = _subset(train, fraction, seed) if fraction < 1 else train
+            part = subset_by_conversation(train, fraction, seed) if fraction < 1 else train
             booster = fit_booster(part, seed)
-            t = _threshold(booster, dev)
+            t = choose_threshold(decisions(booster, dev))
             cov, cont = outcome(decisions(booster, check), t)
             covs.append(cov), conts.append(cont), ts.append(t), ns.append(len(part))
         row = {"fraction": fraction, "items": int(statistics.mean(ns)), "threshold": statistics.mean(ts),

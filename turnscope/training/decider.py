@@ -47,7 +47,7 @@ PUBLIC_SOURCES = ("canard", "cast2019", "cast2021even")
 
 
 def _public_items(source: str) -> list[dict[str, Any]]:
-    from turnscope.datasets import cast21_part, load_canard, load_cast
+    from turnscope.datasets import load_canard, load_cast
 
     if source == "canard":
         items = load_canard()
@@ -57,7 +57,6 @@ def _public_items(source: str) -> list[dict[str, Any]]:
         items = load_cast(2021, part="dev")  # the even-numbered topics
     for it in items:
         it.setdefault("pattern", it.get("reference_type"))
-    del cast21_part
     return items
 
 
@@ -76,7 +75,7 @@ def extract(split: str, cache: Path, shard: tuple[int, int] = (0, 1)) -> None:
     recorder = _Recorder()
     # the session calls the decider exactly where the runtime would (English, no pivot, no
     # screen, no recall, no declared vocabulary), with the rules' rewrite and class
-    batch = BatchRewriter(lambda: Session(decider=recorder))  # type: ignore[arg-type]
+    batch = BatchRewriter(lambda: Session(decider=recorder))
     cache.parent.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     with cache.open("a", encoding="utf-8") as fh:
@@ -187,23 +186,37 @@ def training_rows(cache_dir: Path, public: bool = False) -> tuple[list[dict[str,
     return rows, counts
 
 
-def fit(fraction: float, out_model: Path, out_meta: Path, cache_dir: Path, seed: int = 0,
-        public: bool = False) -> dict[str, Any]:
-    train, counts = training_rows(cache_dir, public)
-    dev = _rows(cache_dir / "dev.jsonl")
-    if fraction < 1.0:
-        convs = sorted({r["id"].split("#")[0] for r in train})
-        random.Random(seed).shuffle(convs)
-        keep = set(convs[: max(1, int(len(convs) * fraction))])
-        train = [r for r in train if r["id"].split("#")[0] in keep]
-    booster = fit_booster(train, seed)
-    dec = decisions(booster, dev)
+def subset_by_conversation(rows: list[dict[str, Any]], fraction: float, seed: int) -> list[dict[str, Any]]:
+    """A seeded ``fraction`` of the rows' conversations, whole (a conversation's items share
+    their history: a split by item would leak)."""
+    convs = sorted({r["id"].split("#")[0] for r in rows})
+    random.Random(seed).shuffle(convs)
+    keep = set(convs[: max(1, int(len(convs) * fraction))])
+    return [r for r in rows if r["id"].split("#")[0] in keep]
+
+
+def choose_threshold(dec: list[tuple[dict[str, Any], float, dict[str, Any] | None]]) -> float:
+    """The threshold that maximises coverage minus twice contamination of the final queries
+    (2.0: never take the decider's pick, when no threshold beats the rules alone)."""
     base = outcome(dec, 2.0)
     best_t, best_v = 2.0, base[0] - 2 * base[1]
     for t in np.arange(0.20, 0.96, 0.025):
         cov, cont = outcome(dec, float(t))
         if cov - 2 * cont > best_v + 1e-9:
             best_t, best_v = float(t), cov - 2 * cont
+    return best_t
+
+
+def fit(fraction: float, out_model: Path, out_meta: Path, cache_dir: Path, seed: int = 0,
+        public: bool = False) -> dict[str, Any]:
+    train, counts = training_rows(cache_dir, public)
+    dev = _rows(cache_dir / "dev.jsonl")
+    if fraction < 1.0:
+        train = subset_by_conversation(train, fraction, seed)
+    booster = fit_booster(train, seed)
+    dec = decisions(booster, dev)
+    base = outcome(dec, 2.0)
+    best_t = choose_threshold(dec)
     cov, cont = outcome(dec, best_t)
     answers = [len(it["prefix"][-1]["content"]) for it in load_corpus("train", lang="en")
                if it["prefix"] and it["prefix"][-1]["role"] == "assistant"]
