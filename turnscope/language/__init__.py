@@ -2,6 +2,7 @@
 candidate phrases, a small pretrained language model's in-context score, and the one learned
 decision that reads both (``ReferenceDecider``)."""
 
+from turnscope.language._anchor import Anchor, topic_anchor
 from turnscope.language._decide import (
     Candidate,
     Decider,
@@ -16,6 +17,7 @@ from turnscope.language._lm import CandidateScore, SmallLM, model_path
 from turnscope.language._parse import Phrase, Reference, load_parser
 
 __all__ = [
+    "Anchor",
     "Candidate",
     "CandidateScore",
     "Decider",
@@ -30,4 +32,5 @@ __all__ = [
     "load_parser",
     "model_path",
     "shared_decider",
+    "topic_anchor",
 ]

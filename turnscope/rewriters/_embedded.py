@@ -71,7 +71,8 @@ import re
 
 from turnscope._exceptions import ConfigError
 from turnscope.entities import EntityExtractor
-from turnscope.language import Decider, decider_unavailable, shared_decider
+from turnscope.conversation import Role
+from turnscope.language import Decider, decider_unavailable, load_parser, shared_decider, topic_anchor
 from turnscope.references import Cue, ReferenceClass, english_pronoun
 from turnscope.resolver import Resolver
 from turnscope.rewriters._base import EMBEDDED, RewriteRequest, RewriteResult
@@ -173,6 +174,7 @@ class EmbeddedRewriter:
             if rule.route is None or rule.route is turn.route:
                 turn.take(rule.apply(turn))
         self._decide(request, turn)
+        self._anchor(request, turn)
         _withhold_unreadable_attach(request.message.text, turn)
         return self._result(turn)
 
@@ -219,6 +221,29 @@ class EmbeddedRewriter:
                               carried=(decision.phrase,), learned=True))
             turn.carried = (decision.phrase,)
 
+    def _anchor(self, request: RewriteRequest, turn: TurnContext) -> None:
+        """Append the subject the current segment opened with to an English follow-up that
+        holds none of its own (:func:`turnscope.language.topic_anchor`); with the decider
+        only (``decider=None`` keeps the rules alone)."""
+        if self._decider is None or turn.lang != "en" or turn.c.pivot or turn.deixis \
+                or turn.route is Route.RECALL or turn.trace.get("domain") == "vocabulary":
+            return
+        if turn.c.reference_class in (ReferenceClass.STANDALONE, ReferenceClass.PAGE,
+                                      ReferenceClass.SITE, ReferenceClass.EARLIER):
+            return
+        segment = _segment(turn)
+        if len(segment) < 2:
+            return
+        try:
+            anchor, reason = topic_anchor(request.message.text, turn.text, segment, load_parser())
+        except Exception as exc:  # noqa: BLE001 - a parser fault must not lose the turn
+            log.warning("topic anchor failed, the query stands: %r", exc)
+            turn.trace["anchor"] = {"status": "failed", "reason": repr(exc)}
+            return
+        turn.trace["anchor"] = {"phrase": anchor.phrase if anchor else None, "reason": reason}
+        if anchor is not None:
+            turn.take(Rewrite(anchor.query, (f"anchor->{anchor.phrase}",), carried=(anchor.phrase,)))
+
     def _result(self, turn: TurnContext) -> RewriteResult:
         """The query, its entities and focus, and the rewriter's topic-shift flag
         (:meth:`TopicShift.rewriter_flag`)."""
@@ -256,6 +281,18 @@ _JA_OPENER = re.compile(rf"^(?:{'|'.join(_JA_FILLERS)})[、,]?\s*")
 #: two subjects (「マイナンバーカードの彼って…」): pronouns, demonstratives, "the one that…" (方),
 #: "the latter" (者) and ordinals
 _JA_REFERRING = re.compile(r"彼|それ|これ|あれ|その|この|あの|方|者|最初|最後|番目|つ目")
+
+
+def _segment(turn: TurnContext) -> list[str]:
+    """The messages since the last change of subject, oldest first: the user message the
+    current segment opened with, and every message after it."""
+    turns = turn.state.turns
+    start = 0
+    for t in turns:
+        resolved = turn.state.resolved.get(t.index)
+        if t.role is Role.USER and (start == 0 or (resolved is not None and resolved.topic_shift)):
+            start = t.index
+    return [t.content for t in turns if start and t.index >= start]
 
 
 def _withhold_unreadable_attach(original: str, turn: TurnContext) -> None:
