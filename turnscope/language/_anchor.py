@@ -74,10 +74,13 @@ def _phrase(chunk: Any) -> list[Any]:
     return toks
 
 
-def topic_anchor(message: str, query: str, segment: Sequence[str], nlp: Any) -> tuple[Anchor | None, str]:
+def topic_anchor(message: str, query: str, segment: Sequence[str], nlp: Any,
+                 cue: bool = True) -> tuple[Anchor | None, str]:
     """The anchor for ``message`` (rewritten so far as ``query``) given ``segment``, the
     messages since the last change of subject (oldest first, the segment's first user
-    message first), and why there is none.
+    message first), and why there is none. ``cue``: the classifier found a reference cue;
+    without one, the message takes the anchor only when every noun it holds was said in the
+    segment (a noun of its own is a subject of its own).
 
     >>> from turnscope.language import load_parser
     >>> topic_anchor("how long did it take to build", "how long did it take to build",
@@ -87,7 +90,8 @@ def topic_anchor(message: str, query: str, segment: Sequence[str], nlp: Any) -> 
     """
     if not segment:
         return None, "no segment"
-    why = _withheld(nlp(message))
+    doc = nlp(message)
+    why = _withheld(doc)
     if why is None and query != message:
         # what the rules or the decider put in its place counts as the message's own subject
         why = _withheld(nlp(query))
@@ -95,6 +99,10 @@ def topic_anchor(message: str, query: str, segment: Sequence[str], nlp: Any) -> 
         return None, why
     opening = nlp(segment[0])
     later = [{t.lemma_.lower() for t in nlp(text)} for text in segment[1:]]
+    if not cue:
+        said = {t.lemma_.lower() for t in opening}.union(*later)
+        if any(t.pos_ == "NOUN" and t.lemma_.lower() not in said for t in doc):
+            return None, "a noun of its own"
     best: tuple[int, str] | None = None
     for chunk in opening.noun_chunks:
         if chunk.root.dep_ == "conj" or any(c.dep_ == "conj" for c in chunk.root.children):

@@ -228,14 +228,15 @@ class EmbeddedRewriter:
         if self._decider is None or turn.lang != "en" or turn.c.pivot or turn.deixis \
                 or turn.route is Route.RECALL or turn.trace.get("domain") == "vocabulary":
             return
-        if turn.c.reference_class in (ReferenceClass.STANDALONE, ReferenceClass.PAGE,
+        if turn.c.reference_class in (ReferenceClass.PAGE,
                                       ReferenceClass.SITE, ReferenceClass.EARLIER):
             return
         segment = _segment(turn)
         if len(segment) < 2:
             return
         try:
-            anchor, reason = topic_anchor(request.message.text, turn.text, segment, load_parser())
+            anchor, reason = topic_anchor(request.message.text, turn.text, segment, load_parser(),
+                                          cue=turn.c.reference_class is not ReferenceClass.STANDALONE)
         except Exception as exc:  # noqa: BLE001 - a parser fault must not lose the turn
             log.warning("topic anchor failed, the query stands: %r", exc)
             turn.trace["anchor"] = {"status": "failed", "reason": repr(exc)}
