@@ -11,10 +11,11 @@ from typing import Any, BinaryIO, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
-from turnscope._exceptions import ItemError
+from turnscope._exceptions import InputError, ItemError
 from turnscope._session import Session, TurnResult
 
 __all__ = [
+    "load_rewrites",
     "DEFAULT_MAX_MESSAGE_CHARS",
     "MAX_MESSAGE_CHARS_CONTEXT",
     "STRATA",
@@ -206,6 +207,50 @@ def load_items(path: str | Path) -> list[FollowUpItem]:
             raise it
         out.append(it)
     return out
+
+
+def load_rewrites(path: str | Path, ids: Sequence[str]) -> list[str]:
+    """The queries of a rewrites file (JSONL, one ``{"id": ..., "query": ...}`` per item),
+    in the order of ``ids``. Every id needs exactly one line and every line an id of the set;
+    the first problem raises :class:`InputError` naming the file, the line and the id.
+
+    >>> import json, tempfile
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as fh:
+    ...     _ = fh.write(json.dumps({"id": "a", "query": "uptime SLA of Dublin"}) + "\n")
+    >>> load_rewrites(fh.name, ["a"])
+    ['uptime SLA of Dublin']
+    """
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"rewrites file {path}: cannot read it ({exc})") from None
+    wanted = set(ids)
+    found: dict[str, str] = {}
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        where = f"rewrites file {path}, line {number}"
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{where}: not JSON ({exc.msg})") from None
+        if not isinstance(obj, dict) or not isinstance(obj.get("id"), str) \
+                or not isinstance(obj.get("query"), str):
+            raise InputError(f'{where}: expected {{"id": "<item id>", "query": "<your rewrite>"}}')
+        rid = obj["id"]
+        if rid not in wanted:
+            raise InputError(f"{where}: id {rid!r} is not an item of the set scored")
+        if rid in found:
+            raise InputError(f"{where}: id {rid!r} appears twice")
+        found[rid] = obj["query"]
+    missing = [i for i in ids if i not in found]
+    if missing:
+        shown = ", ".join(repr(i) for i in missing[:5])
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        raise InputError(f"rewrites file {path}: no rewrite for {len(missing)} item(s) of the "
+                         f"set: {shown}{more}")
+    return [found[i] for i in ids]
 
 
 def rewrite_item(item: FollowUpItem, make_session: Callable[[], Session]) -> TurnResult:

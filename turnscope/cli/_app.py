@@ -11,6 +11,9 @@ app = typer.Typer(
     help="Scope-aware query contextualization for conversational retrieval.",
     no_args_is_help=True,
     add_completion=False,
+    # plain help: rich's option tables cut long option names and defaults at 80 columns
+    # ("--resolver-thre…") and show a "<bool>" column; click's wraps every line whole
+    rich_markup_mode=None,
 )
 
 

@@ -13,8 +13,8 @@ from turnscope._exceptions import TurnscopeError
 from turnscope.cli._app import app
 
 datasets_app = typer.Typer(help="Convert public data sets into follow-up items (docs/benchmarks.md).",
-                           no_args_is_help=True)
-app.add_typer(datasets_app, name="datasets")
+                           no_args_is_help=True, rich_markup_mode=None)
+app.add_typer(datasets_app, name="datasets", short_help="Convert public data sets into follow-up items.")
 
 
 def _write(items: list[dict[str, object]], output: Path | None) -> None:
@@ -31,7 +31,7 @@ def _write(items: list[dict[str, object]], output: Path | None) -> None:
     Console(stderr=True).print(f"wrote {len(items)} items to {output}", markup=False, highlight=False)
 
 
-@datasets_app.command("canard")
+@datasets_app.command("canard", short_help="CANARD dev -> follow-up items.")
 def canard(
     output: Annotated[Path | None, typer.Option("--output", "-o")] = None,
     data_root: Annotated[Path | None, typer.Option(
@@ -47,7 +47,7 @@ def canard(
     _write(items, output)
 
 
-@datasets_app.command("cast")
+@datasets_app.command("cast", short_help="TREC CAsT topics -> follow-up items.")
 def cast(
     year: Annotated[int, typer.Option(help="2019, 2020 or 2021.")] = 2019,
     part: Annotated[str | None, typer.Option(

@@ -161,12 +161,18 @@ def eval_command(
         "--baselines/--no-baselines",
         help="Score query baselines beside the policies (the raw message, the previous user "
              "turn prepended, the whole history prepended; CAsT: its own).")] = True,
+    rewrites: Annotated[Path | None, typer.Option(
+        help='Your own rewrites, scored beside the policies with the same checks, '
+             'intervals, report and gate: a JSONL file with one {"id": ..., "query": ...} '
+             "per item of the set (docs/eval.md).")] = None,
 ) -> None:
     """Score scope policies and query baselines (recall@k, MRR, contamination, coverage and
     their input twins), each with a bootstrap 95% interval: a summary of the means, per stratum
     with --detail, the report and the JSON.
 
     Example: turnscope eval --policies full,window:2,default --report report.html --gate default
+
+    Your own rewriter: turnscope eval --rewrites mine.jsonl --gate default
     """
     out = Console()
     err = Console(stderr=True)
@@ -184,7 +190,7 @@ def eval_command(
         _run_followups(dataset, policies, report, gate, compare, rewriter, base_url, model,
                        timeout, data_root, retriever, corpus, vocabulary, limit, resamples, seed,
                        json_out, out, err, max_tokens=max_tokens, system_role=system_role,
-                       detail=detail, with_baselines=baselines)
+                       detail=detail, with_baselines=baselines, rewrites=rewrites)
     except TurnscopeError as exc:
         raise typer.BadParameter(str(exc)) from None
 
@@ -196,7 +202,7 @@ def _run_followups(dataset: str, policies: str, report: Path | None, gate: str |
                    resamples: int, seed: int, json_out: Path | None, out: Console,
                    err: Console, *, max_tokens: int | None = None,
                    system_role: str = "auto", detail: bool = False,
-                   with_baselines: bool = True) -> None:
+                   with_baselines: bool = True, rewrites: Path | None = None) -> None:
     from turnscope.evaluation import (
         DEFAULT_COMPARE_METRICS,
         EvalConfig,
@@ -224,6 +230,14 @@ def _run_followups(dataset: str, policies: str, report: Path | None, gate: str |
                                                           with_baselines)
     if not items:
         raise _bad(f"{label} holds no follow-up items", "--dataset")
+    judged: list[str] | None = None
+    if rewrites is not None:
+        from turnscope._items import load_rewrites
+        from turnscope.evaluation import YOURS
+
+        # read before any rewriting: a wrong id should not cost a full evaluation
+        baselines = {**(baselines or {}), YOURS: load_rewrites(rewrites, [it.id for it in items])}
+        judged = [*names, f"baseline:{YOURS}"]
     # the bundled set declares its own vocabularies (its conversations are about the
     # shipped cloud and Japanese-site domains); any other set gets none unless named
     vocab = load_vocabulary(vocabulary if vocabulary is not None
@@ -253,7 +267,7 @@ def _run_followups(dataset: str, policies: str, report: Path | None, gate: str |
                 print_decomposition(d, out)
                 decompositions.append(d)
 
-    failures = check_gate(gate_obj, result) if gate_obj is not None else None
+    failures = check_gate(gate_obj, result, judged) if gate_obj is not None else None
     if report is not None:
         page = write_html(result, report, decompositions=decompositions, gate_failures=failures)
         png = write_png(result, report.with_suffix(".png"))
@@ -289,4 +303,4 @@ def register(app: typer.Typer) -> None:
     >>> app = typer.Typer()
     >>> register(app)
     """
-    app.command("eval")(eval_command)
+    app.command("eval", short_help="Score policies, baselines or your own rewrites on a set.")(eval_command)

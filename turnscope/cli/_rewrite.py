@@ -100,7 +100,7 @@ def _open_output(output: Path | None, input_ident: os.stat_result | None) -> Tex
                                  param_hint="--output") from None
 
 
-@app.command()
+@app.command(short_help="Rewrite follow-up items (JSONL) into standalone queries.")
 def rewrite(
     input: Annotated[Path, typer.Option("--input", "-i",
                                         help="Follow-up items, JSONL ('-' = stdin).")],
@@ -123,10 +123,10 @@ def rewrite(
 ) -> None:
     """Rewrite each follow-up item into a standalone query (one JSON line per item, in order).
 
-    Each line is the docs/output.md object plus ``decided_by`` (which path wrote the
-    query: resolver, vocabulary, rules, llm, fallback); ``topic_shift`` is the learned
+    Each line is the docs/output.md object plus decided_by (which path wrote the
+    query: resolver, vocabulary, rules, llm, fallback); topic_shift is the learned
     detector's decision or an explicit pivot cue (docs/output.md). No vocabulary is
-    loaded unless ``--vocabulary`` declares one.
+    loaded unless --vocabulary declares one.
 
     Every non-blank input line gets exactly one output line, in order. A bad line
     (invalid UTF-8, invalid JSON, an invalid item, or an item whose rewrite fails) gets
@@ -229,7 +229,7 @@ def _slot_table(result: TurnResult) -> Table:
     return t
 
 
-@app.command()
+@app.command(short_help="Talk to a session in the terminal; see each rewrite.")
 def chat(
     policy: Annotated[str, typer.Option(help=POLICY_HELP, callback=check_policy)] = "default",
     vocabulary: Annotated[str, typer.Option(help=VOCABULARY_HELP)] = "none",

@@ -56,8 +56,8 @@ def _service_vocabulary(spec: str) -> str:
 
 _SERVE_HELP = f"""Serve the HTTP API: sessions, turns, the stateless rewrite, health, OpenAPI.
 
-Example: ``turnscope serve`` (loopback:8080, SQLite, no keys), or
-``turnscope serve --store redis://127.0.0.1:6379/0 --workers 4 --keys keys.txt``.
+Example: turnscope serve (loopback:8080, SQLite, no keys), or
+turnscope serve --store redis://127.0.0.1:6379/0 --workers 4 --keys keys.txt
 
 Sessions are stored in {_DEFAULT_STATE_SHOWN} unless --store or $TURNSCOPE_STATE names
 another place (the per-user data folder, created when missing; never the folder serve
@@ -65,7 +65,7 @@ starts from). Each worker loads every model a turn needs before /readyz answers 
 """
 
 
-@app.command(help=_SERVE_HELP)
+@app.command(help=_SERVE_HELP, short_help="Serve the HTTP API (sessions, turns, stateless rewrite).")
 def serve(
     host: Annotated[str, typer.Option(help="Address to listen on (loopback by default).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="TCP port.")] = 8080,

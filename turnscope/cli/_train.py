@@ -23,7 +23,7 @@ PACKAGE_MODELS = Path(__file__).resolve().parent.parent / "data" / "models"
 STAGES = ("all", "shift", "neural", "resolver")
 
 
-@app.command("train")
+@app.command("train", short_help="Train the learned models on the data sets in place.")
 def train(
     data_root: Annotated[Path | None, typer.Option(
         help="Folder holding the public sets (default: $TURNSCOPE_DATA or ../shared/data).")] = None,
@@ -41,7 +41,7 @@ def train(
 ) -> None:
     """Train the learned models on the sets of docs/splits.md (seeded, deterministic):
     the topic-shift detector (TopiOCQA train part + TIAGE train), the neural tagger
-    (synthetic follow-ups from TopiOCQA train, docs/neural_data.md; needs the ``train``
+    (synthetic follow-ups from TopiOCQA train, docs/neural_data.md; needs the train
     extra), then the resolver (CAsT 2019, CANARD, the CAsT 2021 dev half), which reads the
     detector's probability and the tagger's scores."""
     console = Console(stderr=True)

@@ -105,6 +105,7 @@ if TYPE_CHECKING:
 _LAZY: dict[str, str] = {
     "BASELINE_TITLES": "turnscope.evaluation._baselines",
     "QUERY_BASELINES": "turnscope.evaluation._baselines",
+    "YOURS": "turnscope.evaluation._baselines",
     "baseline_title": "turnscope.evaluation._baselines",
     "query_baselines": "turnscope.evaluation._baselines",
     "bundled_item_files": "turnscope.evaluation._bundled",
@@ -205,6 +206,7 @@ __all__ = [
     # baselines
     "BASELINE_TITLES",
     "QUERY_BASELINES",
+    "YOURS",
     "baseline_title",
     "query_baselines",
     # items and runs

@@ -22,7 +22,7 @@ from types import MappingProxyType
 from turnscope._items import FollowUpItem
 from turnscope.datasets import cast_baselines
 
-__all__ = ["BASELINE_PREFIX", "BASELINE_TITLES", "QUERY_BASELINES", "baseline_title",
+__all__ = ["YOURS", "BASELINE_PREFIX", "BASELINE_TITLES", "QUERY_BASELINES", "baseline_title",
            "query_baselines"]
 
 #: the label prefix of a baseline's rows in an :class:`EvalResult` (``baseline:raw``)
@@ -38,7 +38,10 @@ BASELINE_TITLES: Mapping[str, str] = MappingProxyType({
     "all_history": "whole history prepended",
     "automatic": "organisers' automatic rewrite",
     "human": "human rewrite (ceiling)",
+    "yours": "your rewrites (--rewrites)",
 })
+#: the baseline name of a rewrites file scored beside the policies (``eval --rewrites``)
+YOURS = "yours"
 
 
 def baseline_title(label: str) -> str:
