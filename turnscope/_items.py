@@ -211,7 +211,7 @@ def load_items(path: str | Path) -> list[FollowUpItem]:
 
 def load_rewrites(path: str | Path, ids: Sequence[str]) -> list[str]:
     """The queries of a rewrites file (JSONL, one ``{"id": ..., "query": ...}`` per item),
-    in the order of ``ids``. Every id needs exactly one line and every line an id of the set;
+    in the order of ``ids``. Every id needs exactly one line (lines of other ids are skipped);
     the first problem raises :class:`InputError` naming the file, the line and the id.
 
     >>> import json, tempfile
@@ -240,7 +240,7 @@ def load_rewrites(path: str | Path, ids: Sequence[str]) -> list[str]:
             raise InputError(f'{where}: expected {{"id": "<item id>", "query": "<your rewrite>"}}')
         rid = obj["id"]
         if rid not in wanted:
-            raise InputError(f"{where}: id {rid!r} is not an item of the set scored")
+            continue  # an item outside the part scored (``--limit``)
         if rid in found:
             raise InputError(f"{where}: id {rid!r} appears twice")
         found[rid] = obj["query"]

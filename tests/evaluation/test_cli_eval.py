@@ -154,3 +154,48 @@ def test_bad_gate_is_reported_before_the_run(app: typer.Typer, files: dict[str, 
     res = runner.invoke(app, [*_base(files), "--gate", str(gate)])
     assert res.exit_code == 2
     assert "ceilings.long_range" in flat(res.output)
+
+
+def _rewrites(files: dict[str, Path], item_dicts: list[dict[str, Any]], query: Any) -> Path:
+    path = files["dir"] / "mine.jsonl"
+    path.write_text("".join(json.dumps({"id": d["id"], "query": query(d)}) + "\n"
+                            for d in item_dicts), encoding="utf-8")
+    return path
+
+
+def test_your_rewrites_are_scored_and_gated_beside_the_policies(
+        app: typer.Typer, files: dict[str, Path], item_dicts: list[dict[str, Any]]) -> None:
+    # a condense step that pastes the whole history in front: it keeps left subjects
+    mine = _rewrites(files, item_dicts,
+                     lambda d: " ".join([t["content"] for t in d["prefix"]] + [d["follow_up"]]))
+    out_json = files["dir"] / "yours.json"
+    res = runner.invoke(app, [*_base(files), "--policies", "default", "--rewrites", str(mine),
+                              "--gate", str(files["gate"]), "--json", str(out_json)],
+                        env={"COLUMNS": "200"})
+    data = json.loads(out_json.read_text(encoding="utf-8"))
+    yours = next(p for p in data["policies"] if p["policy"] == "baseline:yours")
+    mean = next(r for r in yours["rows"] if r["stratum"] == "mean")
+    assert mean["n"] == len(item_dicts)
+    assert "your rewrites" in flat(res.output)
+    # the gate judges them as it judges the policies: the pasted history carries the left
+    # subject into the long-range questions, which the policy's rewrites do not
+    assert {f["policy"] for f in data["gate"]["failures"]} == {"baseline:yours"}
+    assert res.exit_code == 1
+
+
+@pytest.mark.parametrize(("lines", "message"), [
+    (["{not json"], "line 1: not JSON"),
+    (['{"id": "x"}'], 'line 1: expected {"id"'),
+    (None, "no rewrite for"),
+])
+def test_a_bad_rewrites_file_is_named_before_anything_runs(
+        app: typer.Typer, files: dict[str, Path], item_dicts: list[dict[str, Any]],
+        lines: list[str] | None, message: str) -> None:
+    path = files["dir"] / "bad.jsonl"
+    if lines is None:  # every item but the last
+        lines = [json.dumps({"id": d["id"], "query": d["follow_up"]}) for d in item_dicts[:-1]]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    res = runner.invoke(app, [*_base(files), "--rewrites", str(path)], env={"COLUMNS": "200"})
+    assert res.exit_code == 2
+    assert message in flat(res.output)
+    assert str(path) in flat(res.output).replace(" ", "") or "bad.jsonl" in flat(res.output)
