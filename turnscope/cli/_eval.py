@@ -164,7 +164,7 @@ def eval_command(
     rewrites: Annotated[Path | None, typer.Option(
         help='Your own rewrites, scored beside the policies with the same checks, '
              'intervals, report and gate: a JSONL file with one {"id": ..., "query": ...} '
-             "per item of the set (docs/eval.md).")] = None,
+             "per item of the set (docs/benchmarks.md).")] = None,
 ) -> None:
     """Score scope policies and query baselines (recall@k, MRR, contamination, coverage and
     their input twins), each with a bootstrap 95% interval: a summary of the means, per stratum
