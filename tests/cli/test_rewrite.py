@@ -292,7 +292,24 @@ def test_datasets_cast_missing_data_is_a_clear_error(runner: CliRunner, tmp_path
 
 # -- chat ----------------------------------------------------------------------------
 
-def test_chat_shows_query_class_and_slot_table(runner: CliRunner) -> None:
+def test_chat_prints_one_compact_line_per_user_message(runner: CliRunner) -> None:
+    script = "\n".join([
+        "Which EU regions support customer-managed encryption keys?",
+        "a: Frankfurt and Dublin both support CMK for data at rest.",
+        "What's the uptime SLA on the second one?",
+        ":quit",
+    ]) + "\n"
+    res = runner.invoke(app, ["chat", "--vocabulary", "bundled:cloud"], input=script, env=WIDE)
+    assert res.exit_code == 0, res.output
+    out = res.output
+    assert "loading" in out.splitlines()[0]  # said before anything loads
+    assert "→ What's the uptime SLA on Dublin?   (textual immediate, rewritten)" in out
+    assert "(answer recorded)" in out
+    # the scope and the slot table wait for --verbose
+    assert "slots after turn" not in out and "scope=" not in out
+
+
+def test_chat_verbose_shows_class_scope_and_slot_table(runner: CliRunner) -> None:
     script = "\n".join([
         "Which EU regions support customer-managed encryption keys?",
         "a: Frankfurt and Dublin both support CMK for data at rest.",
@@ -300,16 +317,39 @@ def test_chat_shows_query_class_and_slot_table(runner: CliRunner) -> None:
         ":quit",
     ]) + "\n"
     # the slot table shows the declared vocabulary's types ("region")
-    res = runner.invoke(app, ["chat", "--vocabulary", "bundled:cloud"], input=script, env=WIDE)
+    res = runner.invoke(app, ["chat", "--vocabulary", "bundled:cloud", "--verbose"], input=script,
+                        env=WIDE)
     assert res.exit_code == 0, res.output
     out = res.output
-    assert "What's the uptime SLA on Dublin?" in out
-    assert "query" in out
-    assert "textual_immediate" in out and "standalone" in out
+    assert "textual_immediate" in out and "scope=" in out
     assert "slots after turn 3" in out
     for col in ("type", "name", "introduced", "last_seen", "status"):
         assert col in out
     assert re.search(r"region\s*│\s*Dublin", out), out
+
+
+ANSWER = ("Frankfurt and Dublin both support customer-managed keys for data at rest; Dublin "
+          "also offers them for backups, and both regions rotate keys every ninety days by "
+          "default, which you can shorten in the key policy settings.")
+
+
+@pytest.mark.parametrize(("reply", "as_answer"), [("y", True), ("", True), ("n", False)])
+def test_chat_asks_about_a_long_line_typed_after_a_question(runner: CliRunner, reply: str,
+                                                            as_answer: bool) -> None:
+    script = f"Which EU regions support customer-managed keys?\n{ANSWER}\n{reply}\n:quit\n"
+    res = runner.invoke(app, ["chat"], input=script, env=WIDE)
+    assert res.exit_code == 0, res.output
+    assert "looks like the assistant's answer" in res.output
+    assert ("(answer recorded)" in res.output) is as_answer
+    assert (f"→ {ANSWER}" in flat(res.output)) is not as_answer
+
+
+def test_chat_takes_an_answer_on_the_line_after_colon_a(runner: CliRunner) -> None:
+    script = "Which EU regions support CMK?\n:a\nFrankfurt and Dublin.\nthe second one?\n:quit\n"
+    res = runner.invoke(app, ["chat"], input=script, env=WIDE)
+    assert res.exit_code == 0, res.output
+    assert "(answer recorded)" in res.output
+    assert "Dublin" in res.output.split("(answer recorded)")[1]
 
 
 def test_chat_screen_command_feeds_situational_references(runner: CliRunner) -> None:
@@ -318,7 +358,7 @@ def test_chat_screen_command_feeds_situational_references(runner: CliRunner) -> 
     res = runner.invoke(app, ["chat"], input=script, env=WIDE)
     assert res.exit_code == 0, res.output
     assert "Billing export API" in res.output
-    assert "situational_page" in res.output
+    assert "(situational page, rewritten)" in res.output
 
 
 def test_chat_ends_on_eof_without_quit(runner: CliRunner) -> None:

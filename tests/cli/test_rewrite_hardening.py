@@ -129,7 +129,7 @@ def test_markup_like_query_is_kept_in_rewrite_output(runner: CliRunner, tmp_path
 
 def test_chat_prints_markup_like_messages_verbatim(runner: CliRunner) -> None:
     script = "what does [/] mean?\na: [/x] closes [bold]x[/bold].\nand [/x]?\n:quit\n"
-    res = runner.invoke(app, ["chat"], input=script, env=WIDE)
+    res = runner.invoke(app, ["chat", "--verbose"], input=script, env=WIDE)
     assert res.exit_code == 0, res.output
     assert "what does [/] mean?" in res.output
     assert "[/x]" in res.output
@@ -143,7 +143,7 @@ def test_chat_does_not_highlight_user_text(runner: CliRunner) -> None:
     res = runner.invoke(app, ["chat"], input=line + "\n:quit\n",
                         env={**WIDE, "FORCE_COLOR": "1", "TERM": "xterm-256color"})
     assert res.exit_code == 0, res.output
-    assert "\x1b[" in res.output  # styles are on (the "query" label)...
+    assert "\x1b[" in res.output  # styles are on (the arrow before the query)...
     assert "port 8080 open on https://nimbus.example/x for 10.0.0.1?" in res.output  # ...not here
 
 

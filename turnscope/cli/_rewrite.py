@@ -229,24 +229,67 @@ def _slot_table(result: TurnResult) -> Table:
     return t
 
 
+#: a line typed without "a:" longer than this, after a user turn, is asked about: pasted
+#: assistant answers are long, typed questions rarely are
+ANSWER_LIKE_CHARS = 200
+
+
+def compact_line(res: TurnResult, message: str) -> Text:
+    """One line per user message: the query, what was brought in, and a change of subject.
+
+    >>> from turnscope import Session
+    >>> m = "Is the Louvre open on Mondays?"
+    >>> print(compact_line(Session(decider=None).user(m), m))
+    → Is the Louvre open on Mondays?   (stands alone)
+    """
+    parts: list[str | tuple[str, str]] = [("→ ", "cyan"), (res.query, "bold")]
+    if res.carried:
+        parts.append(("   resolved: " + ", ".join(res.carried), "green"))
+    elif res.query.strip() != message.strip():
+        parts.append((f"   ({res.reference_class.replace('_', ' ')}, rewritten)", "green"))
+    elif res.reference_class == "standalone":
+        parts.append(("   (stands alone)", "dim"))
+    else:
+        parts.append((f"   ({res.reference_class.replace('_', ' ')}, left as typed)", "dim"))
+    if res.topic_shift:
+        parts.append(("   new subject", "yellow"))
+    if res.fallback:
+        parts.append((f"   fallback: {res.fallback_reason}", "yellow"))
+    return Text.assemble(*parts)
+
+
+def _line_editing() -> None:
+    """Arrow keys, history and Ctrl-L in the prompt (GNU readline, where Python has it)."""
+    with contextlib.suppress(ImportError):
+        import readline  # noqa: F401  (importing it is what turns editing on for input())
+
+
 @app.command(short_help="Talk to a session in the terminal; see each rewrite.")
 def chat(
     policy: Annotated[str, typer.Option(help=POLICY_HELP, callback=check_policy)] = "default",
     vocabulary: Annotated[str, typer.Option(help=VOCABULARY_HELP)] = "none",
     rewriter: Annotated[str, typer.Option(help="embedded or llm.")] = "embedded",
-    base_url: Annotated[str | None, typer.Option()] = None,
-    model: Annotated[str | None, typer.Option()] = None,
-    timeout: Annotated[float, typer.Option(callback=check_timeout)] = 10.0,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible base URL (llm).")] = None,
+    model: Annotated[str | None, typer.Option(help="Model name (llm).")] = None,
+    timeout: Annotated[float, typer.Option(help="Seconds per LLM call.",
+                                           callback=check_timeout)] = 10.0,
     max_tokens: MaxTokensOption = None,
     system_role: SystemRoleOption = "auto",
     resolver_threshold: ResolverThresholdOption = None,
+    verbose: Annotated[bool, typer.Option(
+        "--verbose", "-v", help="After each query, show the scope and the slot table too.")] = False,
 ) -> None:
-    """Interactive loop: type user turns; prefix assistant turns with 'a: '.
+    """Talk to a session: type the user's messages, paste the assistant's answers.
 
-    Each user turn shows its rewrite, reference class and the slot table.
-    Commands: ':screen TITLE | URL | SITE' sets the screen, ':quit' ends.
+    Each user message prints one line: the query, what it brought in from earlier turns,
+    and whether it opened a new subject (--verbose adds the scope and the slot table).
+    Enter an answer as 'a: TEXT' (or ':a' and the answer on the next line); a long line
+    typed without it is asked about. ':screen TITLE | URL | SITE' sets what the user is
+    looking at; ':quit' (or Ctrl-D) ends.
     """
     console = Console()
+    # the parser and models take a few seconds: say so before anything loads
+    console.print("turnscope chat: loading the parser and models…", highlight=False)
     try:
         vocab = load_vocabulary(vocabulary)
         session = Session(policy=policy, vocabulary=vocab,
@@ -260,21 +303,28 @@ def chat(
     # every model a turn needs is loaded before the first prompt, not during the first turn
     with console.status("loading models…"):
         warm_up(policy=policy, vocabulary=vocab)
+    _line_editing()
 
     def show(*parts: str | tuple[str, str]) -> None:
         # Text.assemble never parses markup, and highlighting is off: Rich's repr
         # highlighter is slow enough on a long pasted line to freeze the loop
         console.print(Text.assemble(*parts), highlight=False)
 
-    screen: dict[str, str | None] | None = None
-    console.print("[bold]turnscope chat[/bold] — user turns as typed, 'a: ...' for assistant "
-                  "turns, ':screen title | url | site', ':quit'", highlight=False)
-    while True:
+    def ask(prompt: str) -> str | None:
         try:
-            line = console.input("[cyan]> [/cyan]")
+            return console.input(prompt)
         except (EOFError, KeyboardInterrupt):
+            return None
+
+    screen: dict[str, str | None] | None = None
+    last_role = "assistant"
+    show(("ready. ", "bold"), "Type the user's message. Answers: 'a: TEXT'. "
+         "':screen title | url | site', ':quit'.")
+    while True:
+        raw = ask("[cyan]you> [/cyan]")
+        if raw is None:
             break
-        line = line.strip()
+        line = raw.strip()
         if not line:
             continue
         if line in (":quit", ":q", ":exit"):
@@ -284,16 +334,30 @@ def chat(
             screen = {"page_title": parts[0], "page_url": parts[1], "site": parts[2]}
             show(f"screen set: {screen}")
             continue
+        answer: str | None = None
+        if line == ":a":
+            answer = (ask("[magenta]assistant> [/magenta]") or "").strip()
+        elif line.lower().startswith("a:"):
+            answer = line[2:].strip()
+        elif last_role == "user" and len(line) > ANSWER_LIKE_CHARS:
+            reply = ask("[yellow]that looks like the assistant's answer: record it as one? "
+                        "[Y/n] [/yellow]")
+            if reply is not None and reply.strip().lower() in ("", "y", "yes"):
+                answer = line
         try:
-            if line.lower().startswith("a:"):
-                session.assistant(line[2:].strip(), screen=screen)
+            if answer is not None:
+                if answer:
+                    session.assistant(answer, screen=screen)
+                    last_role = "assistant"
+                    show(("  (answer recorded)", "dim"))
                 continue
             res = session.user(line, screen=screen)
+            last_role = "user"
         except TurnscopeError as exc:
             show((str(exc), "red"))
             continue
-        show(("query", "bold green"), f"  {res.query}")
-        show(("class", "bold"), f"  {res.reference_class}   topic_shift={res.topic_shift}"
-             f"   scope={json.dumps(res.scope.to_json(), ensure_ascii=False)}",
-             (f"   fallback: {res.fallback_reason}", "yellow") if res.fallback else "")
-        console.print(_slot_table(res))
+        console.print(compact_line(res, line), highlight=False)
+        if verbose:
+            show(("  class", "bold"), f" {res.reference_class}   scope="
+                 f"{json.dumps(res.scope.to_json(), ensure_ascii=False)}")
+            console.print(_slot_table(res))

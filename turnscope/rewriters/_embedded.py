@@ -234,6 +234,14 @@ class EmbeddedRewriter:
         segment = _segment(turn)
         if len(segment) < 2:
             return
+        # answers longer than the decider was trained on bring subjects of their own (a
+        # retrieved passage as the answer): a follow-up is then more often about one of
+        # those than about the opening, so the anchor stands aside, as the decider does
+        limit = getattr(self.decider, "max_answer_chars", None)
+        answers = [t for t in turn.state.turns[-len(segment):] if t.role is Role.ASSISTANT]
+        if isinstance(limit, int) and any(len(t.content) > limit for t in answers):
+            turn.trace["anchor"] = {"phrase": None, "reason": f"an answer is longer than {limit} characters"}
+            return
         try:
             anchor, reason = topic_anchor(request.message.text, turn.text, segment, load_parser(),
                                           cue=turn.c.reference_class is not ReferenceClass.STANDALONE)
