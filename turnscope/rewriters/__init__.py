@@ -3,6 +3,7 @@
 from typing import TYPE_CHECKING
 
 from turnscope.rewriters._base import EMBEDDED, Rewriter, RewriteRequest, RewriteResult
+from turnscope.rewriters._cascade import CascadeRewriter
 from turnscope.rewriters._embedded import EmbeddedRewriter
 from turnscope.rewriters._factory import make_rewriter
 from turnscope.rewriters._guard import LeakReport, find_leaks
@@ -13,6 +14,7 @@ if TYPE_CHECKING:
     from turnscope.rewriters._llm import LLMRewriter, ResponseCache
 
 __all__ = [
+    "CascadeRewriter",
     "EMBEDDED",
     "REWRITER_KINDS",
     "EmbeddedRewriter",

@@ -1,0 +1,67 @@
+"""A cascade: the embedded rewriter first, the model only where it is not confident.
+
+A standalone question, an explicit change of subject and a reference the embedded path has
+resolved with confidence need no model call; every other turn goes to the wrapped backend
+with its scoped prompt. The trace's ``cascade`` entry says which path answered and why, and
+a backend fault still degrades to the embedded rewrite (the backend's own fallback).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from turnscope.rewriters._base import RewriteRequest, RewriteResult, Rewriter
+from turnscope.rewriters._embedded import EmbeddedRewriter
+
+__all__ = ["CascadeRewriter", "DEFAULT_CONFIDENT_PROBABILITY"]
+
+#: the decider's probability from which its pick stands without a model call
+DEFAULT_CONFIDENT_PROBABILITY = 0.8
+
+
+class CascadeRewriter:
+    """Call ``backend`` only for the turns the embedded rewriter cannot answer with confidence.
+
+    >>> import httpx
+    >>> from turnscope import Session
+    >>> from turnscope.rewriters import LLMRewriter
+    >>> calls = []
+    >>> def server(request):
+    ...     calls.append(request)
+    ...     return httpx.Response(503)
+    >>> llm = LLMRewriter(base_url="http://llm.test/v1", model="m", api_key_env=None,
+    ...                   transport=httpx.MockTransport(server), max_retries=0)
+    >>> r = Session(rewriter=CascadeRewriter(llm)).user("Is the Louvre open on Mondays?")
+    >>> r.trace["cascade"], len(calls)
+    ({'called': False, 'reason': 'stands alone'}, 0)
+    """
+
+    def __init__(self, backend: Rewriter, embedded: EmbeddedRewriter | None = None, *,
+                 confident_probability: float = DEFAULT_CONFIDENT_PROBABILITY) -> None:
+        self.backend = backend
+        self.embedded = embedded or getattr(backend, "embedded", None) or EmbeddedRewriter()
+        self.confident_probability = confident_probability
+        self.name = f"cascade:{getattr(backend, 'name', 'backend')}"
+
+    def confident(self, result: RewriteResult) -> str | None:
+        """Why the embedded rewrite stands without a call (``None``: call the model)."""
+        trace = result.trace
+        if result.topic_shift and not result.carried:
+            return "opens a new subject"
+        decider = trace.get("decider")
+        if isinstance(decider, dict) and decider.get("chosen") \
+                and float(decider.get("probability") or 0.0) >= self.confident_probability:
+            return "the decider is confident"
+        if result.reference_class == "standalone" and not result.carried:
+            return "stands alone"
+        return None
+
+    def run(self, request: RewriteRequest) -> RewriteResult:
+        # the embedded rules read the state the session keeps; the backend's call sees the
+        # same request, so running both on one request is what the fallback does already
+        local = self.embedded.run(request)
+        reason = self.confident(local)
+        if reason is not None:
+            return replace(local, trace={**local.trace, "cascade": {"called": False, "reason": reason}})
+        out = self.backend.run(request)
+        return replace(out, trace={**out.trace, "cascade": {"called": True, "reason": "not confident"}})
