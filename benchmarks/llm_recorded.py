@@ -5,7 +5,7 @@ once, replayed through the real ``LLMRewriter`` with an injected transport.
     python benchmarks/llm_recorded.py split --parts 6    # one file per answering model run
     python benchmarks/llm_recorded.py score [--save benchmarks/figures/llm_recorded.json]
 
-Items: every third follow-up of the written corpus's check part (corpus/README.md; read as
+Items: every sixth follow-up of the written corpus's check part (corpus/README.md; read as
 aggregates only, docs/splits.md), English and Japanese. Prompts per item:
 
 - ``condense``: LangChain's history-aware "contextualize the question" prompt, the whole
@@ -66,7 +66,7 @@ def key_of(messages: list[dict[str, str]]) -> str:
 
 
 def items() -> list[dict[str, Any]]:
-    return load_corpus("check")[::3]
+    return load_corpus("check")[::6]
 
 
 def group(item: dict[str, Any]) -> str:
@@ -84,27 +84,34 @@ class Replay(httpx.BaseTransport):
     """Answers a chat request with the recorded answer to its messages (503 when there is
     none), and keeps every prompt it was asked."""
 
-    def __init__(self, answers: dict[str, str]) -> None:
+    def __init__(self, answers: dict[str, str], echo: bool = False) -> None:
         self.answers = answers
+        self.echo = echo  # recording: answer every prompt with the message as typed
         self.asked: list[list[dict[str, str]]] = []
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         messages = json.loads(request.content)["messages"]
         self.asked.append(messages)
         answer = self.answers.get(key_of(messages))
+        if answer is None and self.echo:
+            latest = messages[-1]["content"].split("LATEST MESSAGE:")[-1].split("\n")[0].strip()
+            answer = json.dumps({"query": latest, "topic_shift": False, "reference_class": "standalone",
+                                 "entities": []})
         if answer is None:
             return httpx.Response(503, json={"error": "not recorded"})
         return httpx.Response(200, json={"choices": [{"message": {"role": "assistant", "content": answer}}]})
 
 
 def llm(transport: httpx.BaseTransport) -> LLMRewriter:
+    # no circuit breaker: an unrecorded prompt is one fallback, not thirty seconds of them
     return LLMRewriter(base_url=BASE_URL, model=MODEL, api_key_env=None, transport=transport,
-                       max_retries=0, output_mode="json_object", timeout=5.0)
+                       max_retries=0, output_mode="json_object", timeout=5.0,
+                       breaker_threshold=10**9)
 
 
 def replay(its: list[dict[str, Any]], policy: str, answers: dict[str, str],
-           cascade: bool = False) -> tuple[list[str], Replay, list[bool]]:
-    transport = Replay(answers)
+           cascade: bool = False, echo: bool = False) -> tuple[list[str], Replay, list[bool]]:
+    transport = Replay(answers, echo)
     rw = llm(transport)
     if cascade:
         from turnscope.rewriters import CascadeRewriter
@@ -128,7 +135,7 @@ def cmd_prompts(_: argparse.Namespace) -> int:
     rows = []
     its = items()
     for variant, policy in (("full", "full"), ("default-before", "default")):
-        _, transport, _ = replay(its, policy, {})
+        _, transport, _ = replay(its, policy, {}, echo=True)
         if len(transport.asked) != len(its):
             print(f"{variant}: {len(transport.asked)} prompts for {len(its)} items", file=sys.stderr)
         for it, messages in zip(its, transport.asked, strict=False):

@@ -6,8 +6,8 @@ import pytest
 
 from turnscope.language import load_parser, topic_anchor
 
-SEGMENT = ["can herbs grow on a shady balcony?",
-           "Mint, parsley and chives cope with partial shade; keep the herbs in pots that drain."]
+SEGMENT = [("user", "can herbs grow on a shady balcony?"),
+           ("assistant", "Mint, parsley and chives cope with partial shade; keep the herbs in pots that drain.")]
 
 
 @pytest.fixture(scope="module")
@@ -44,13 +44,15 @@ def test_a_name_the_rules_put_in_counts_as_the_messages_own(nlp) -> None:  # typ
 
 
 def test_an_opening_that_compares_gives_no_anchor(nlp) -> None:  # type: ignore[no-untyped-def]
-    segment = ["is the Vitamix or the Ninja blender better?", "The blender from Vitamix lasts longer."]
+    segment = [("user", "is the Vitamix or the Ninja blender better?"),
+               ("assistant", "The blender from Vitamix lasts longer.")]
     anchor, why = topic_anchor("how loud is it", "how loud is it", segment, nlp)
     assert anchor is None and why == "the opening compares several things"
 
 
 def test_a_word_that_never_comes_back_is_not_the_subject(nlp) -> None:  # type: ignore[no-untyped-def]
-    segment = ["different topic: my landlord kept the deposit", "You can claim it back through the scheme."]
+    segment = [("user", "different topic: my landlord kept the deposit"),
+               ("assistant", "You can claim it back through the scheme.")]
     anchor, why = topic_anchor("how long does that take", "how long does that take", segment, nlp)
     assert anchor is None and why == "no subject comes back"
 
@@ -67,3 +69,12 @@ def test_without_a_cue_a_noun_of_its_own_keeps_the_message_as_typed(nlp) -> None
     # the same message with only the segment's own nouns takes the anchor
     anchor, _ = topic_anchor("are the pots fine", "are the pots fine", SEGMENT, nlp, cue=False)
     assert anchor is not None and anchor.phrase == "herbs"
+
+
+def test_a_previous_question_that_moved_the_subject_keeps_the_opening_out(nlp) -> None:  # type: ignore[no-untyped-def]
+    segment = [("user", "what are the symptoms of throat cancer?"),
+               ("assistant", "Throat cancer often starts with a sore throat that lasts."),
+               ("user", "tell me about lung cancer"),
+               ("assistant", "It is the leading cause of cancer deaths.")]
+    anchor, why = topic_anchor("how is it treated", "how is it treated", segment, nlp)
+    assert anchor is None and why == "the previous question moved the subject"

@@ -74,18 +74,18 @@ def _phrase(chunk: Any) -> list[Any]:
     return toks
 
 
-def topic_anchor(message: str, query: str, segment: Sequence[str], nlp: Any,
+def topic_anchor(message: str, query: str, segment: Sequence[tuple[str, str]], nlp: Any,
                  cue: bool = True) -> tuple[Anchor | None, str]:
     """The anchor for ``message`` (rewritten so far as ``query``) given ``segment``, the
-    messages since the last change of subject (oldest first, the segment's first user
-    message first), and why there is none. ``cue``: the classifier found a reference cue;
+    ``(role, text)`` messages since the last change of subject (oldest first, the segment's
+    first user message first), and why there is none. ``cue``: the classifier found a reference cue;
     without one, the message takes the anchor only when every noun it holds was said in the
     segment (a noun of its own is a subject of its own).
 
     >>> from turnscope.language import load_parser
     >>> topic_anchor("how long did it take to build", "how long did it take to build",
-    ...              ["who built the Taj Mahal?", "Shah Jahan had the Taj Mahal built."],
-    ...              load_parser())[0].query
+    ...              [("user", "who built the Taj Mahal?"),
+    ...               ("assistant", "Shah Jahan had the Taj Mahal built.")], load_parser())[0].query
     'how long did it take to build (Taj Mahal)'
     """
     if not segment:
@@ -97,12 +97,21 @@ def topic_anchor(message: str, query: str, segment: Sequence[str], nlp: Any,
         why = _withheld(nlp(query))
     if why is not None:
         return None, why
-    opening = nlp(segment[0])
-    later = [{t.lemma_.lower() for t in nlp(text)} for text in segment[1:]]
-    if not cue:
-        said = {t.lemma_.lower() for t in opening}.union(*later)
-        if any(t.pos_ == "NOUN" and t.lemma_.lower() not in said for t in doc):
-            return None, "a noun of its own"
+    opening = nlp(segment[0][1])
+    later_docs = [(role, nlp(text)) for role, text in segment[1:]]
+    later = [{t.lemma_.lower() for t in d} for _, d in later_docs]
+    said = {t.lemma_.lower() for t in opening}.union(*later)
+    if not cue and any(t.pos_ == "NOUN" and t.lemma_.lower() not in said for t in doc):
+        return None, "a noun of its own"
+    # the previous user message moved the subject: a noun none of the messages before it used
+    # ("tell me about lung cancer" after "throat cancer"); the message's reference is then
+    # to that, not to the opening
+    users = [k for k, (role, _) in enumerate(later_docs) if role == "user"]
+    if users:
+        k = users[-1]
+        before = {t.lemma_.lower() for t in opening}.union(*later[:k])
+        if any(t.pos_ in ("NOUN", "PROPN") and t.lemma_.lower() not in before for t in later_docs[k][1]):
+            return None, "the previous question moved the subject"
     best: tuple[int, str] | None = None
     for chunk in opening.noun_chunks:
         if chunk.root.dep_ == "conj" or any(c.dep_ == "conj" for c in chunk.root.children):

@@ -292,7 +292,7 @@ _JA_OPENER = re.compile(rf"^(?:{'|'.join(_JA_FILLERS)})[、,]?\s*")
 _JA_REFERRING = re.compile(r"彼|それ|これ|あれ|その|この|あの|方|者|最初|最後|番目|つ目")
 
 
-def _segment(turn: TurnContext) -> list[str]:
+def _segment(turn: TurnContext) -> list[tuple[str, str]]:
     """The messages since the last change of subject, oldest first: the user message the
     current segment opened with, and every message after it."""
     turns = turn.state.turns
@@ -301,7 +301,7 @@ def _segment(turn: TurnContext) -> list[str]:
         resolved = turn.state.resolved.get(t.index)
         if t.role is Role.USER and (start == 0 or (resolved is not None and resolved.topic_shift)):
             start = t.index
-    return [t.content for t in turns if start and t.index >= start]
+    return [(t.role.value, t.content) for t in turns if start and t.index >= start]
 
 
 def _withhold_unreadable_attach(original: str, turn: TurnContext) -> None:
