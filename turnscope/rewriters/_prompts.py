@@ -62,6 +62,7 @@ __all__ = [
     "LIVENESS_INSTRUCTION",
     "PLACEHOLDER_PATTERN",
     "PROMPT_BUILDERS",
+    "SHORT_CONVERSATION_TURNS",
     "PROMPT_PLACEHOLDERS",
     "REFERENCE_CLASSES",
     "REWRITE_JSON_SCHEMA",
@@ -344,6 +345,27 @@ def _liveness(request: RewriteRequest, counterweight: bool) -> list[dict[str, st
     return _messages(_system(counterweight, guarded=True), user)
 
 
+#: the default policy shows the whole conversation (with the counterweight clause) up to this
+#: many earlier turns: with a capable model the whole history gave the cleanest rewrites, and
+#: its prompt is the size of a condense prompt; longer conversations get the scoped sections
+#: (issue 38, docs/llm.md)
+SHORT_CONVERSATION_TURNS = 10
+
+
+def _default(request: RewriteRequest, counterweight: bool) -> list[dict[str, str]]:
+    """The whole conversation for a short one (what the ``full`` policy shows), the scoped
+    sections (:func:`_liveness`) for a long one."""
+    msg, scope, state = request.message, request.scope, request.state
+    earlier = [t.index for t in state.turns if t.index < msg.index]
+    if len(earlier) > SHORT_CONVERSATION_TURNS:
+        return _liveness(request, counterweight)
+    user = FULL_TEMPLATE.format(
+        turns=_render_turns(state, earlier),
+        extras=_extras(_render_lists(scope.enumerations, set(earlier)), _render_screen(scope)),
+        message=msg.text, language=_language(msg))
+    return _messages(_system(counterweight, guarded=False), user)
+
+
 #: policy name -> builder(request, counterweight). Unknown (custom) policies use the
 #: liveness builder when their scope is guarded, the full-transcript one otherwise.
 PROMPT_BUILDERS: Mapping[str, Callable[[RewriteRequest, bool], list[dict[str, str]]]] = {
@@ -351,7 +373,7 @@ PROMPT_BUILDERS: Mapping[str, Callable[[RewriteRequest, bool], list[dict[str, st
     "window": _window,
     "segment": _segment,
     "liveness": _liveness,
-    "default": _liveness,
+    "default": _default,
     "relevant": _liveness,
 }
 
