@@ -532,12 +532,14 @@ def test_spec_conversation_logs_slot_table_beside_rewrite(
     table7 = {f"{row['type']}:{row['name']}": row["status"] for row in results[-1].slot_table}
     assert table7["service:billing export API"] == "live"
 
-    # the turn-7 prompt is the liveness input, with the counterweight clause
+    # the turn-7 prompt of this short conversation is the whole conversation with the
+    # counterweight clause (SHORT_CONVERSATION_TURNS): no scoped sections to mislead the model
     prompt7 = fake_openai.bodies[-1]["messages"]
     assert COUNTERWEIGHT_CLAUSE in prompt7[0]["content"]
     user7 = prompt7[1]["content"]
-    assert "LIVE ENTITIES:" in user7 and LIVENESS_INSTRUCTION in user7
-    assert "customer-managed encryption keys?" not in user7  # turn 1 is out of scope
+    assert user7.startswith("CONVERSATION:")
+    assert "LIVE ENTITIES:" not in user7 and LIVENESS_INSTRUCTION not in user7
+    assert "customer-managed encryption keys?" in user7  # turn 1 is shown
     row = results[-1].to_output("fu_0211")
     assert (row["backend"], row["fallback"], row["fallback_reason"]) == (
         f"llm:{MODEL}", False, None)

@@ -205,3 +205,15 @@ def test_liveness_prompt_stays_flat_full_grows() -> None:
 
     assert last_prompt("liveness", 12) / last_prompt("liveness", 2) <= 1.3
     assert last_prompt("full", 12) / last_prompt("full", 2) > 2.0
+
+
+def test_the_default_shows_a_short_conversation_whole_and_scopes_a_long_one() -> None:
+    short = build_messages(turn7("default"))[1]["content"]
+    # a short conversation: every earlier turn, as the full policy shows it
+    assert short == build_messages(turn7("full"))[1]["content"]
+    assert TURN1 in short and "LIVE ENTITIES:" not in short
+    # past SHORT_CONVERSATION_TURNS earlier turns: the scoped sections and the instruction
+    long_req = capture_requests(RECALL_CONVERSATION, policy="default", vocabulary=cloud_vocab())[-1]
+    assert len([t for t in long_req.state.turns if t.index < long_req.message.index]) > 10
+    long = build_messages(long_req)[1]["content"]
+    assert "LIVE ENTITIES:" in long and LIVENESS_INSTRUCTION in long
