@@ -184,6 +184,23 @@ def _figures(its: list[dict[str, Any]], queries: list[str]) -> dict[str, dict[st
                 "contamination": sum(b for _, b in v) / len(v)} for g, v in sorted(acc.items())}
 
 
+def default_before(its: list[dict[str, Any]], prompts: list[dict[str, Any]],
+                   answers: dict[str, str]) -> dict[str, dict[str, float]] | None:
+    """The scoped prompt as it was, scored from its recorded answers' ``query`` (the
+    prompt is no longer built, so there is no replay through the rewriter's guard)."""
+    by_item = {p["item"]: answers.get(p["key"]) for p in prompts if p["variant"] == "default-before"}
+    if not by_item:
+        return None
+    queries = []
+    for it in its:
+        raw = by_item.get(it["id"])
+        try:
+            queries.append(str(json.loads(raw)["query"]) if raw else it["follow_up"])
+        except (ValueError, KeyError, TypeError):
+            queries.append(it["follow_up"])
+    return _figures(its, queries)
+
+
 def cmd_score(args: argparse.Namespace) -> int:
     its = items()
     answers = _answers()
@@ -201,6 +218,10 @@ def cmd_score(args: argparse.Namespace) -> int:
         cq.append((a or it["follow_up"]).strip().strip('"'))
     cols["condense (whole history)"] = _figures(its, cq)
     calls["condense (whole history)"] = 1.0
+    before = default_before(its, prompts, answers)
+    if before is not None:
+        cols["default before (scoped)"] = before
+        calls["default before (scoped)"] = 1.0
     for label, policy, cascade in (("turnscope full", "full", False),
                                    ("turnscope default", "default", False),
                                    ("cascade (default)", "default", True)):
