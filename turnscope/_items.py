@@ -216,7 +216,7 @@ def load_rewrites(path: str | Path, ids: Sequence[str]) -> list[str]:
 
     >>> import json, tempfile
     >>> with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as fh:
-    ...     _ = fh.write(json.dumps({"id": "a", "query": "uptime SLA of Dublin"}) + "\n")
+    ...     _ = fh.write(json.dumps({"id": "a", "query": "uptime SLA of Dublin"}))
     >>> load_rewrites(fh.name, ["a"])
     ['uptime SLA of Dublin']
     """
