@@ -248,10 +248,11 @@ def cmd_score(args: argparse.Namespace) -> int:
             v = sorted(v)
             print(f"prompt tokens {k}: median {statistics.median(v):.0f}, p90 {v[int(0.9 * (len(v) - 1))]}")
     if args.save:
-        Path(args.save).write_text(json.dumps({"items": len(its), "answers": len(answers), "missing": missing,
-                                               "figures": cols, "calls": calls,
-                                               "tokens": {k: {"median": statistics.median(v), "p90": sorted(v)[int(0.9 * (len(v) - 1))]}
-                                                          for k, v in tokens.items() if v}}, indent=1) + "\n")
+        sizes = {k: {"median": statistics.median(v), "p90": sorted(v)[int(0.9 * (len(v) - 1))]}
+                 for k, v in tokens.items() if v}
+        Path(args.save).write_text(json.dumps({
+            "items": len(its), "answers": len(answers), "missing": missing, "figures": cols,
+            "calls": calls, "tokens": sizes}, indent=1) + "\n")
     return 0
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from turnscope.rewriters._base import RewriteRequest, RewriteResult, Rewriter
+from turnscope.rewriters._base import Rewriter, RewriteRequest, RewriteResult
 from turnscope.rewriters._embedded import EmbeddedRewriter
 
 __all__ = ["CascadeRewriter", "DEFAULT_CONFIDENT_PROBABILITY"]

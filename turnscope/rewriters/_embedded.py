@@ -70,8 +70,8 @@ import logging
 import re
 
 from turnscope._exceptions import ConfigError
-from turnscope.entities import EntityExtractor
 from turnscope.conversation import Role
+from turnscope.entities import EntityExtractor
 from turnscope.language import Decider, decider_unavailable, load_parser, shared_decider, topic_anchor
 from turnscope.references import Cue, ReferenceClass, english_pronoun
 from turnscope.resolver import Resolver
