@@ -31,3 +31,21 @@ def test_phrases_keep_names_with_their_role_and_recency(nlp) -> None:  # type: i
     assert found["Mary Shelley"].role == "assistant"
     assert found["Frankenstein"].distance == 1  # the most recent mention is kept
     assert "1818" not in found  # a date names no thing a pronoun points at
+
+
+def test_a_parse_is_remembered_and_the_cache_is_bounded(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from turnscope.language import _parse
+
+    calls: list[str] = []
+
+    def nlp(text: str) -> object:
+        calls.append(text)
+        return object()
+
+    monkeypatch.setattr(_parse, "DEFAULT_PARSE_CACHE", 2)
+    first = _parse.parse(nlp, "who built the Taj Mahal?")
+    assert _parse.parse(nlp, "who built the Taj Mahal?") is first
+    assert calls == ["who built the Taj Mahal?"]
+    _parse.parse(nlp, "b")
+    _parse.parse(nlp, "c")  # the oldest entry goes
+    assert _parse.parse(nlp, "who built the Taj Mahal?") is not first

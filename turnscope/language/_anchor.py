@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from turnscope.language._parse import parse
+
 __all__ = ["Anchor", "topic_anchor"]
 
 #: entity labels that name a quantity, never a subject
@@ -90,15 +92,15 @@ def topic_anchor(message: str, query: str, segment: Sequence[tuple[str, str]], n
     """
     if not segment:
         return None, "no segment"
-    doc = nlp(message)
+    doc = parse(nlp, message)
     why = _withheld(doc)
     if why is None and query != message:
         # what the rules or the decider put in its place counts as the message's own subject
-        why = _withheld(nlp(query))
+        why = _withheld(parse(nlp, query))
     if why is not None:
         return None, why
-    opening = nlp(segment[0][1])
-    later_docs = [(role, nlp(text)) for role, text in segment[1:]]
+    opening = parse(nlp, segment[0][1])
+    later_docs = [(role, parse(nlp, text)) for role, text in segment[1:]]
     later = [{t.lemma_.lower() for t in d} for _, d in later_docs]
     said = {t.lemma_.lower() for t in opening}.union(*later)
     if not cue and any(t.pos_ == "NOUN" and t.lemma_.lower() not in said for t in doc):

