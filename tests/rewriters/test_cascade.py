@@ -49,12 +49,25 @@ def _session(server: Server, decision: Decision | None = None) -> Session:
     return s
 
 
-def test_a_question_that_stands_alone_costs_no_call() -> None:
+def test_a_first_message_and_an_explicit_change_of_subject_cost_no_call() -> None:
     server = Server("unused")
-    r = _session(server).user("Is the Louvre open on Mondays?")
-    assert server.calls == 0
-    assert r.trace["cascade"] == {"called": False, "reason": "stands alone"}
+    llm = LLMRewriter(base_url="http://llm.test/v1", model="m", api_key_env=None,
+                      transport=httpx.MockTransport(server), max_retries=0)
+    first = Session(rewriter=CascadeRewriter(llm, EmbeddedRewriter(decider=None))).user(
+        "Who directed the film Parasite?")
+    assert first.trace["cascade"] == {"called": False, "reason": "first message"}
+    r = _session(server).user("ok different question: is the Louvre open on Mondays?")
+    assert r.trace["cascade"] == {"called": False, "reason": "explicit change of subject"}
     assert r.query == "Is the Louvre open on Mondays?"
+    assert server.calls == 0
+
+
+def test_a_plain_question_after_others_still_goes_to_the_model() -> None:
+    # the embedded path's "standalone" reading is not evidence enough to skip a call
+    server = Server("Is the Louvre open on Mondays?")
+    r = _session(server).user("Is the Louvre open on Mondays?")
+    assert server.calls == 1
+    assert r.trace["cascade"]["called"] is True
 
 
 def test_a_confident_decider_pick_costs_no_call() -> None:

@@ -81,7 +81,8 @@ def test_cli_help_texts_come_from_the_grammar() -> None:
     for command in ("rewrite", "chat"):
         res = runner.invoke(app, [command, "--help"], env={"COLUMNS": "400"})
         assert res.exit_code == 0
-        assert policy_grammar() in res.output, command
+        # the help is wrapped at 80 columns whatever the terminal: compare the words
+        assert " ".join(policy_grammar().split()) in " ".join(res.output.split()), command
 
 
 @pytest.mark.parametrize("text", ["segment-learned", "window:0", "segment:flag"])

@@ -1,7 +1,7 @@
 """A cascade: the embedded rewriter first, the model only where it is not confident.
 
-A standalone question, an explicit change of subject and a reference the embedded path has
-resolved with confidence need no model call; every other turn goes to the wrapped backend
+The first message of a conversation, an explicit change of subject ("ok, different
+question: ...") and a reference the decider resolved with confidence need no model call; every other turn goes to the wrapped backend
 with its scoped prompt. The trace's ``cascade`` entry says which path answered and why, and
 a backend fault still degrades to the embedded rewrite (the backend's own fallback).
 """
@@ -33,7 +33,7 @@ class CascadeRewriter:
     ...                   transport=httpx.MockTransport(server), max_retries=0)
     >>> r = Session(rewriter=CascadeRewriter(llm)).user("Is the Louvre open on Mondays?")
     >>> r.trace["cascade"], len(calls)
-    ({'called': False, 'reason': 'stands alone'}, 0)
+    ({'called': False, 'reason': 'first message'}, 0)
     """
 
     def __init__(self, backend: Rewriter, embedded: EmbeddedRewriter | None = None, *,
@@ -43,24 +43,28 @@ class CascadeRewriter:
         self.confident_probability = confident_probability
         self.name = f"cascade:{getattr(backend, 'name', 'backend')}"
 
-    def confident(self, result: RewriteResult) -> str | None:
-        """Why the embedded rewrite stands without a call (``None``: call the model)."""
-        trace = result.trace
-        if result.topic_shift and not result.carried:
-            return "opens a new subject"
-        decider = trace.get("decider")
+    def confident(self, request: RewriteRequest, result: RewriteResult) -> str | None:
+        """Why the embedded rewrite stands without a call (``None``: call the model).
+
+        Only evidence that measured precise on the corpus's dev part: the embedded path's
+        "standalone" reading and its topic-shift flag were right on fewer than half of the
+        follow-ups they would have skipped (docs/llm.md), so neither skips a call."""
+        if not any(t.index < request.message.index for t in request.state.turns):
+            return "first message"
+        rules = result.trace.get("rules")
+        if isinstance(rules, list) and "after-pivot" in rules:
+            return "explicit change of subject"
+        decider = result.trace.get("decider")
         if isinstance(decider, dict) and decider.get("chosen") \
                 and float(decider.get("probability") or 0.0) >= self.confident_probability:
             return "the decider is confident"
-        if result.reference_class == "standalone" and not result.carried:
-            return "stands alone"
         return None
 
     def run(self, request: RewriteRequest) -> RewriteResult:
         # the embedded rules read the state the session keeps; the backend's call sees the
         # same request, so running both on one request is what the fallback does already
         local = self.embedded.run(request)
-        reason = self.confident(local)
+        reason = self.confident(request, local)
         if reason is not None:
             return replace(local, trace={**local.trace, "cascade": {"called": False, "reason": reason}})
         out = self.backend.run(request)
