@@ -1,8 +1,8 @@
 """A cascade: the embedded rewriter first, the model only where it is not confident.
 
 The first message of a conversation, an explicit change of subject ("ok, different
-question: ...") and a reference the decider resolved with confidence need no model call; every other turn goes to the wrapped backend
-with its scoped prompt. The trace's ``cascade`` entry says which path answered and why, and
+question: ...") and a reference the decider resolved with confidence need no model call;
+every other turn goes to the wrapped backend with its scoped prompt. The trace's ``cascade`` entry says which path answered and why, and
 a backend fault still degrades to the embedded rewrite (the backend's own fallback).
 """
 
