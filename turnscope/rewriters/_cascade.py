@@ -3,7 +3,8 @@
 The first message of a conversation, an explicit change of subject ("ok, different
 question: ...") and a reference the decider resolved with confidence need no model call;
 every other turn goes to the wrapped backend with its scoped prompt. The trace's
-``cascade`` entry says which path answered and why, and a backend fault still degrades to the embedded rewrite (the backend's own fallback).
+``cascade`` entry says which path answered and why, and a backend fault still degrades
+to the embedded rewrite (the backend's own fallback).
 """
 
 from __future__ import annotations
