@@ -292,6 +292,10 @@ _JA_OPENER = re.compile(rf"^(?:{'|'.join(_JA_FILLERS)})[、,]?\s*")
 _JA_REFERRING = re.compile(r"彼|それ|これ|あれ|その|この|あの|方|者|最初|最後|番目|つ目")
 
 
+#: how many of the segment's latest messages the anchor reads besides its opening
+ANCHOR_WINDOW = 20
+
+
 def _segment(turn: TurnContext) -> list[tuple[str, str]]:
     """The messages since the last change of subject, oldest first: the user message the
     current segment opened with, and every message after it."""
@@ -301,7 +305,9 @@ def _segment(turn: TurnContext) -> list[tuple[str, str]]:
         resolved = turn.state.resolved.get(t.index)
         if t.role is Role.USER and (start == 0 or (resolved is not None and resolved.topic_shift)):
             start = t.index
-    return [(t.role.value, t.content) for t in turns if start and t.index >= start]
+    segment = [(t.role.value, t.content) for t in turns if start and t.index >= start]
+    # the opening and the latest messages: a long segment is read in bounded time per turn
+    return segment[:1] + segment[1:][-ANCHOR_WINDOW:]
 
 
 def _withhold_unreadable_attach(original: str, turn: TurnContext) -> None:
