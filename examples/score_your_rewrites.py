@@ -7,6 +7,10 @@ the baselines, per reference kind, with the project's gate:
 
     python examples/score_your_rewrites.py            # writes mine.jsonl, then runs the eval
 
+It exits 1 when your rewrites miss a bound of the gate (the pasted previous turn misses 21,
+mostly by carrying a left subject), as `turnscope eval --gate` does; mine.html holds the
+report.
+
 Replace ``condense`` with a call to your own prompt and run it again. The file format is one
 JSON line per item: ``{"id": "<item id>", "query": "<your rewrite>"}``.
 """
