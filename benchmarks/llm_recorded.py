@@ -35,6 +35,9 @@ from typing import Any
 
 import httpx
 
+# the reference groups of benchmarks/corpus_eval.py (this folder is on sys.path when run)
+from corpus_eval import PATTERN_GROUPS as GROUPS  # noqa: E402
+
 from turnscope import BatchRewriter, Session
 from turnscope._lexicon import check_terms
 from turnscope.rewriters import LLMRewriter
@@ -54,11 +57,6 @@ CONDENSE_SYSTEM = (
     "history. Do NOT answer the question, just reformulate it if needed and otherwise return "
     "it as is.")
 
-GROUPS = {
-    "person_pronoun": "person pronoun", "thing_pronoun": "thing pronoun",
-    "np_antecedent": "noun-phrase antecedent", "substitution": "ellipsis", "completion": "ellipsis",
-    "ordinal": "ordinal", "described_option": "ordinal",
-}
 
 
 def key_of(messages: list[dict[str, str]]) -> str:

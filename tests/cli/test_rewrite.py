@@ -292,14 +292,16 @@ def test_datasets_cast_missing_data_is_a_clear_error(runner: CliRunner, tmp_path
 
 # -- chat ----------------------------------------------------------------------------
 
+CHAT_SCRIPT = "\n".join([
+    "Which EU regions support customer-managed encryption keys?",
+    "a: Frankfurt and Dublin both support CMK for data at rest.",
+    "What's the uptime SLA on the second one?",
+    ":quit",
+]) + "\n"
+
+
 def test_chat_prints_one_compact_line_per_user_message(runner: CliRunner) -> None:
-    script = "\n".join([
-        "Which EU regions support customer-managed encryption keys?",
-        "a: Frankfurt and Dublin both support CMK for data at rest.",
-        "What's the uptime SLA on the second one?",
-        ":quit",
-    ]) + "\n"
-    res = runner.invoke(app, ["chat", "--vocabulary", "bundled:cloud"], input=script, env=WIDE)
+    res = runner.invoke(app, ["chat", "--vocabulary", "bundled:cloud"], input=CHAT_SCRIPT, env=WIDE)
     assert res.exit_code == 0, res.output
     out = res.output
     assert "loading" in out.splitlines()[0]  # said before anything loads
@@ -310,15 +312,9 @@ def test_chat_prints_one_compact_line_per_user_message(runner: CliRunner) -> Non
 
 
 def test_chat_verbose_shows_class_scope_and_slot_table(runner: CliRunner) -> None:
-    script = "\n".join([
-        "Which EU regions support customer-managed encryption keys?",
-        "a: Frankfurt and Dublin both support CMK for data at rest.",
-        "What's the uptime SLA on the second one?",
-        ":quit",
-    ]) + "\n"
     # the slot table shows the declared vocabulary's types ("region")
-    res = runner.invoke(app, ["chat", "--vocabulary", "bundled:cloud", "--verbose"], input=script,
-                        env=WIDE)
+    res = runner.invoke(app, ["chat", "--vocabulary", "bundled:cloud", "--verbose"],
+                        input=CHAT_SCRIPT, env=WIDE)
     assert res.exit_code == 0, res.output
     out = res.output
     assert "textual_immediate" in out and "scope=" in out

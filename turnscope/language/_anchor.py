@@ -21,14 +21,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from turnscope.language._parse import parse
+from turnscope.language._parse import _NUMERIC, _PERSON, parse
 
 __all__ = ["Anchor", "topic_anchor"]
 
-#: entity labels that name a quantity, never a subject
-_NUMERIC = {"DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL"}
-#: the pronouns that point at a person: the anchor never stands in for one
-_PERSON = {"he", "him", "his", "she", "her", "hers", "himself", "herself"}
 #: closed-class words of contrast and choice ("the other one", "anything else")
 _CONTRAST = {"other", "else", "another", "one", "ones"}
 #: a return to an earlier thread ("going back to", "earlier you said", "before that")

@@ -238,8 +238,8 @@ class EmbeddedRewriter:
         # retrieved passage as the answer): a follow-up is then more often about one of
         # those than about the opening, so the anchor stands aside, as the decider does
         limit = getattr(self.decider, "max_answer_chars", None)
-        answers = [t for t in turn.state.turns[-len(segment):] if t.role is Role.ASSISTANT]
-        if isinstance(limit, int) and any(len(t.content) > limit for t in answers):
+        if isinstance(limit, int) and any(role == "assistant" and len(text) > limit
+                                          for role, text in segment):
             turn.trace["anchor"] = {"phrase": None, "reason": f"an answer is longer than {limit} characters"}
             return
         try:

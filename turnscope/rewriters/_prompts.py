@@ -283,11 +283,15 @@ def _messages(system: str, user: str) -> list[dict[str, str]]:
 # -- one builder per policy --------------------------------------------------------------
 
 def _full(request: RewriteRequest, counterweight: bool) -> list[dict[str, str]]:
+    return _whole(request, counterweight, list(request.scope.turns))
+
+
+def _whole(request: RewriteRequest, counterweight: bool, turns: list[int]) -> list[dict[str, str]]:
+    """``turns`` as one transcript, with the lists and the screen in scope."""
     msg, scope, state = request.message, request.scope, request.state
-    shown = set(scope.turns)
     user = FULL_TEMPLATE.format(
-        turns=_render_turns(state, scope.turns),
-        extras=_extras(_render_lists(scope.enumerations, shown), _render_screen(scope)),
+        turns=_render_turns(state, turns),
+        extras=_extras(_render_lists(scope.enumerations, set(turns)), _render_screen(scope)),
         message=msg.text, language=_language(msg))
     return _messages(_system(counterweight, guarded=False), user)
 
@@ -355,15 +359,11 @@ SHORT_CONVERSATION_TURNS = 10
 def _default(request: RewriteRequest, counterweight: bool) -> list[dict[str, str]]:
     """The whole conversation for a short one (what the ``full`` policy shows), the scoped
     sections (:func:`_liveness`) for a long one."""
-    msg, scope, state = request.message, request.scope, request.state
+    msg, state = request.message, request.state
     earlier = [t.index for t in state.turns if t.index < msg.index]
     if len(earlier) > SHORT_CONVERSATION_TURNS:
         return _liveness(request, counterweight)
-    user = FULL_TEMPLATE.format(
-        turns=_render_turns(state, earlier),
-        extras=_extras(_render_lists(scope.enumerations, set(earlier)), _render_screen(scope)),
-        message=msg.text, language=_language(msg))
-    return _messages(_system(counterweight, guarded=False), user)
+    return _whole(request, counterweight, earlier)
 
 
 #: policy name -> builder(request, counterweight). Unknown (custom) policies use the
