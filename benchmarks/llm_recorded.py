@@ -13,7 +13,13 @@ aggregates only, docs/splits.md), English and Japanese. Prompts per item:
 - ``full``: turnscope's whole-history prompt with the counterweight clause, which the default
   policy now sends for a conversation of up to ``SHORT_CONVERSATION_TURNS`` turns;
 - ``default-before``: the default policy's scoped prompt as it was (live entities, recent
-  turns, ranked phrases, lists), recorded before the change.
+  turns, ranked phrases, lists), recorded before the change;
+- ``full-before``: the whole-history prompt with the longer system text it had before the
+  reference class left the prompt (recorded in session 24).
+
+A prompt that is no longer built keeps its rows and answers under a ``-before`` variant,
+scored from the recorded answers' ``query``; ``split`` writes only the prompts no answer
+file holds yet.
 
 ``score`` replays each prompt's recorded answer (an unrecorded prompt gets HTTP 503 and the
 embedded fallback, counted) and the cascade (``turnscope.rewriters.CascadeRewriter``: the
@@ -128,16 +134,29 @@ def replay(its: list[dict[str, Any]], policy: str, answers: dict[str, str],
     return queries, transport, called
 
 
+#: prompts no longer built: their recorded rows are kept and scored from the answers' query
+BEFORE = ("default-before", "full-before")
+
+
 def cmd_prompts(_: argparse.Namespace) -> int:
     HERE.mkdir(parents=True, exist_ok=True)
-    rows = []
     its = items()
-    for variant, policy in (("full", "full"), ("default-before", "default")):
+    old = [json.loads(line) for line in PROMPTS.read_text(encoding="utf-8").splitlines()] \
+        if PROMPTS.exists() else []
+    built: dict[str, list[dict[str, Any]]] = {}
+    for variant, policy in (("full", "full"),):
         _, transport, _ = replay(its, policy, {}, echo=True)
         if len(transport.asked) != len(its):
             print(f"{variant}: {len(transport.asked)} prompts for {len(its)} items", file=sys.stderr)
-        for it, messages in zip(its, transport.asked, strict=False):
-            rows.append({"key": key_of(messages), "variant": variant, "item": it["id"], "messages": messages})
+        built[variant] = [{"key": key_of(m), "variant": variant, "item": it["id"], "messages": m}
+                          for it, m in zip(its, transport.asked, strict=False)]
+    rows = [r for r in old if r["variant"] in BEFORE]
+    new_keys = {r["key"] for v in built.values() for r in v}
+    # a built variant whose prompts changed keeps its old rows (and answers) as "-before"
+    rows += [{**r, "variant": f"{r['variant']}-before"} for r in old
+             if r["variant"] in built and r["key"] not in new_keys
+             and f"{r['variant']}-before" not in {x["variant"] for x in rows}]
+    rows += [r for v in built.values() for r in v]
     for it in its:
         m = condense_messages(it)
         rows.append({"key": key_of(m), "variant": "condense", "item": it["id"], "messages": m})
@@ -150,10 +169,15 @@ def cmd_prompts(_: argparse.Namespace) -> int:
 
 def cmd_split(args: argparse.Namespace) -> int:
     rows = [json.loads(line) for line in PROMPTS.read_text(encoding="utf-8").splitlines()]
-    seen: set[str] = set()
+    answered = _answers()
+    seen: set[str] = set(answered)
     unique = [r for r in rows if not (r["key"] in seen or seen.add(r["key"]))]  # type: ignore[func-returns-value]
+    for old in HERE.glob("to_answer_*.jsonl"):
+        old.unlink()
     for k in range(args.parts):
         part = unique[k:: args.parts]
+        if not part:
+            continue
         with (HERE / f"to_answer_{k}.jsonl").open("w", encoding="utf-8") as fh:
             for r in part:
                 # the answering model sees the prompt only: no item id, no variant, no gold
@@ -182,11 +206,11 @@ def _figures(its: list[dict[str, Any]], queries: list[str]) -> dict[str, dict[st
                 "contamination": sum(b for _, b in v) / len(v)} for g, v in sorted(acc.items())}
 
 
-def default_before(its: list[dict[str, Any]], prompts: list[dict[str, Any]],
-                   answers: dict[str, str]) -> dict[str, dict[str, float]] | None:
-    """The scoped prompt as it was, scored from its recorded answers' ``query`` (the
-    prompt is no longer built, so there is no replay through the rewriter's guard)."""
-    by_item = {p["item"]: answers.get(p["key"]) for p in prompts if p["variant"] == "default-before"}
+def from_answers(its: list[dict[str, Any]], prompts: list[dict[str, Any]],
+                 answers: dict[str, str], variant: str) -> dict[str, dict[str, float]] | None:
+    """A prompt as it was, scored from its recorded answers' ``query`` (the prompt is no
+    longer built, so there is no replay through the rewriter's guard)."""
+    by_item = {p["item"]: answers.get(p["key"]) for p in prompts if p["variant"] == variant}
     if not by_item:
         return None
     queries = []
@@ -216,10 +240,12 @@ def cmd_score(args: argparse.Namespace) -> int:
         cq.append((a or it["follow_up"]).strip().strip('"'))
     cols["condense (whole history)"] = _figures(its, cq)
     calls["condense (whole history)"] = 1.0
-    before = default_before(its, prompts, answers)
-    if before is not None:
-        cols["default before (scoped)"] = before
-        calls["default before (scoped)"] = 1.0
+    for variant, label in (("default-before", "default before (scoped)"),
+                           ("full-before", "full before (long system text)")):
+        before = from_answers(its, prompts, answers, variant)
+        if before is not None:
+            cols[label] = before
+            calls[label] = 1.0
     for label, policy, cascade in (("turnscope full", "full", False),
                                    ("turnscope default", "default", False),
                                    ("cascade (default)", "default", True)):

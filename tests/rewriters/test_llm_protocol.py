@@ -184,7 +184,7 @@ def test_system_role_false_always_merges(fake_openai: FakeOpenAI,
     assert llm.run(pivot_request).fallback is False
     body = fake_openai.bodies[0]
     assert roles(body) == ["user"]
-    assert "Reply with one JSON object" in body["messages"][0]["content"]
+    assert "Reply with JSON only" in body["messages"][0]["content"]
     assert "LATEST MESSAGE:" in body["messages"][0]["content"]
     # the instructions' example travels in the user message now, yet it is still not
     # evidence: copying its placeholder is rejected

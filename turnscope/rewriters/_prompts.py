@@ -76,9 +76,7 @@ __all__ = [
 # -- the templates ---------------------------------------------------------------------
 
 #: The counterweight clause: the one instruction that authorises leaving history alone.
-COUNTERWEIGHT_CLAUSE = (
-    "If the latest message introduces a new subject, earlier entities must not appear in the query."
-)
+COUNTERWEIGHT_CLAUSE = "If the message starts a new subject, use nothing from earlier turns."
 
 #: The liveness instruction (docs/architecture.md), placed right after the latest message.
 LIVENESS_INSTRUCTION = "Use a live entity only if the latest message refers to it."
@@ -94,21 +92,19 @@ REFERENCE_CLASSES = (
 
 #: ``{context_rule}`` depends on the policy; ``{counterweight}`` is the clause or nothing.
 #: The example object uses placeholders, never a real entity name: a name in the
-#: instructions would be one more thing the model could copy into a query.
+#: instructions would be one more thing the model could copy into a query. The reference
+#: class is not asked for in words (it cost a fifth of the prompt): a schema-constrained
+#: model fills it from the schema's enum, and where an answer has none the classifier's
+#: class stands (``RewriteAnswer``).
 SYSTEM_TEMPLATE = """\
-You turn the latest message of a conversation into a search query that stands on its own.
-Rules:
+Rewrite the latest message as a search query that stands on its own.
 - {context_rule}
-- Keep the user's wording and intent; add only what the query needs to stand alone.
-- Write the query in the language of the latest message (a Japanese message gets a Japanese \
-query, an English message an English query).{counterweight}
-Reply with one JSON object and nothing else, in this shape:
-{{"query": "<standalone query>", "topic_shift": false, "reference_class": "standalone", \
+- Keep the user's words; add only what the query needs; write it in the message's language.\
+{counterweight}
+Reply with JSON only: {{"query": "<standalone query>", "topic_shift": false, \
 "entities": [{{"type": "<type>", "name": "<name>"}}]}}
-- topic_shift: true if the latest message starts a new subject, otherwise false.
-- reference_class: one of {classes}.
-- entities: the named things the query is about (products, services, regions, features, \
-places, people), each with a short lower-case type and its name as written in the context."""
+(topic_shift: true if the message starts a new subject; entities: the named things the \
+query is about.)"""
 
 #: An angle-bracketed placeholder such as ``<standalone query>``: the shape the example
 #: object above uses. A small model copies the example instead of filling it in, so an
@@ -118,11 +114,10 @@ PLACEHOLDER_PATTERN = re.compile(r"<[^<>\n]{1,60}>")
 PROMPT_PLACEHOLDERS: frozenset[str] = frozenset(PLACEHOLDER_PATTERN.findall(SYSTEM_TEMPLATE))
 
 #: the context rule of turn-based (unguarded) policies: the usual "condense the question" rule
-_RULE_HISTORY = ("Use the conversation to resolve what the latest message refers to, and keep "
-                 "constraints from it that still apply.")
+_RULE_HISTORY = "Resolve what it refers to from the conversation; keep constraints that still apply."
 #: the context rule of slot-based (guarded) policies
-_RULE_SCOPED = ("Resolve what the latest message refers to from the live entities, the recent "
-                "turns and, when present, the earlier exchange and the screen.")
+_RULE_SCOPED = ("Resolve what it refers to from the live entities, the recent turns and, when "
+                "present, the earlier exchange and the screen.")
 
 FULL_TEMPLATE = """\
 CONVERSATION:
@@ -268,7 +263,6 @@ def _system(counterweight: bool, *, guarded: bool) -> str:
     return SYSTEM_TEMPLATE.format(
         context_rule=_RULE_SCOPED if guarded else _RULE_HISTORY,
         counterweight=f"\n- {COUNTERWEIGHT_CLAUSE}" if counterweight else "",
-        classes=", ".join(REFERENCE_CLASSES),
     )
 
 
