@@ -217,8 +217,9 @@ class EmbeddedRewriter:
             "candidates": decision.considered, "chosen": decision.phrase, "reason": decision.reason,
         }
         if decision.query is not None and decision.phrase is not None:
+            # a reference resolved against the previous exchanges: the message goes on
             turn.take(Rewrite(decision.query, (f"lm-decider->{decision.phrase}",), final=True,
-                              carried=(decision.phrase,), learned=True))
+                              carried=(decision.phrase,), learned=True, continues=True))
             turn.carried = (decision.phrase,)
 
     def _anchor(self, request: RewriteRequest, turn: TurnContext) -> None:
@@ -251,7 +252,9 @@ class EmbeddedRewriter:
             return
         turn.trace["anchor"] = {"phrase": anchor.phrase if anchor else None, "reason": reason}
         if anchor is not None:
-            turn.take(Rewrite(anchor.query, (f"anchor->{anchor.phrase}",), carried=(anchor.phrase,)))
+            # the segment's subject carried in: the message goes on with it
+            turn.take(Rewrite(anchor.query, (f"anchor->{anchor.phrase}",), carried=(anchor.phrase,),
+                              continues=True))
 
     def _result(self, turn: TurnContext) -> RewriteResult:
         """The query, its entities and focus, and the rewriter's topic-shift flag
@@ -332,24 +335,11 @@ def _withhold_unreadable_attach(original: str, turn: TurnContext) -> None:
     turn.carried = (front[:-1].strip(),)
 
 
-#: trace labels of the rules that resolve a pronoun, an ordinal or an ellipsis against the
-#: previous exchange (recall, bridging and the locative frame read older or looser evidence)
-_CONTINUING = ("ordinal:", "anaphora->", "one-anaphora->", "type-anaphora", "echo->", "ellipsis:",
-               "fragment-ellipsis:", "person-pronoun->", "thing-pronoun->", "which-of-pair",
-               "learned-resolver")
-
-
 def _continues(turn: TurnContext) -> bool:
     """Whether the rewrite resolved a reference of the message against the previous exchange
-    (the output's ``topic_shift`` is then false): an ordinal, pronoun or ellipsis rule
-    answered, or the learned resolver carried a phrase in for a pronoun of the message."""
+    (the output's ``topic_shift`` is then false): a rule said so in its :class:`Rewrite`
+    (an ordinal, pronoun or ellipsis rule answered, or the learned resolver carried a phrase
+    in for a pronoun of the message)."""
     if turn.c.pivot or turn.route is Route.RECALL:
         return False
-    for label in turn.rules:
-        if label == "learned-resolver":
-            if turn.carried and english_pronoun(turn.request.message.text,
-                                                turn.request.message.mentions) is not None:
-                return True
-        elif label.startswith(_CONTINUING):
-            return True
-    return False
+    return turn.continues

@@ -76,6 +76,9 @@ class Rewrite:
     deixis: bool = False
     #: the learned resolver wrote the query
     learned: bool = False
+    #: a reference of the message was resolved against the previous exchanges (a pronoun,
+    #: an ordinal, an ellipsis): the message goes on with the subject (``continues``)
+    continues: bool = False
     route: Route | None = None
     centre: Centre | None = None
 
@@ -110,6 +113,7 @@ class TurnContext:
     carried: tuple[str, ...] = ()
     deixis: bool = False
     learned: bool = False
+    continues: bool = False
     route: Route = Route.NONE
     resolved: bool = False
     present: frozenset[str] = frozenset()
@@ -172,6 +176,7 @@ class TurnContext:
             self.cls_used = ReferenceClass.IMMEDIATE
         self.deixis = self.deixis or out.deixis
         self.learned = self.learned or out.learned
+        self.continues = self.continues or out.continues
         if out.route is not None:
             self.route = out.route
         if out.centre is not None:

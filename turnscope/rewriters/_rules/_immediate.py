@@ -119,7 +119,7 @@ class ListOrdinal:
                         # selection means nothing without it
                         text = attach(text, lang, _join([m.name for m in frame], lang))
                         labels.append("ordinal-frame:" + ",".join(m.name for m in frame))
-                    return Rewrite(text, tuple(labels), chosen[0], final=True)
+                    return Rewrite(text, tuple(labels), chosen[0], final=True, continues=True)
         return Rewrite(turn.text, ("ordinal-unresolved",))
 
 
@@ -204,7 +204,8 @@ class OneAnaphora:
             return None
         text, focus = one
         return Rewrite(text, (f"one-anaphora->{focus.name if focus else '?'}",), focus,
-                       reread=turn.mentions_of(text), named=(focus.name,) if focus else ())
+                       reread=turn.mentions_of(text), named=(focus.name,) if focus else (),
+                       continues=True)
 
 
 class ContrastiveModifier:
@@ -242,7 +243,7 @@ class TypeAnaphora:
             return None
         text, focus = typed_ref
         return Rewrite(text, (f"type-anaphora->{focus.name}",), focus,
-                       reread=turn.mentions_of(text), named=(focus.name,))
+                       reread=turn.mentions_of(text), named=(focus.name,), continues=True)
 
 
 class SelfContained:
@@ -365,7 +366,7 @@ class PredicateEcho:
         if rest:
             # the rest of that clause stays with it ("… covered by the SLA")
             new_text = attach(new_text, lang, _join([m.name for m in rest], lang))
-        return Rewrite(new_text, (f"echo->{echoed.name}",), echoed, final=True)
+        return Rewrite(new_text, (f"echo->{echoed.name}",), echoed, final=True, continues=True)
 
 
 class EventOrPlural:
@@ -457,7 +458,7 @@ class Anaphora:
         if lang == "en":
             new = second_pronoun(turn.extractor, new, ctr.word, antecedent, turn.scope, turn.state,
                                  set(turn.present), ctr.topic, labels)
-        return Rewrite(new, tuple(labels), antecedent, final=True)
+        return Rewrite(new, tuple(labels), antecedent, final=True, continues=True)
 
 
 class Ellipsis:
@@ -484,20 +485,22 @@ class Ellipsis:
             replaced = gapping(ex, rec, new_ms, lang)
             if replaced is not None:
                 labels.append(f"ellipsis:gapping@turn{rec.turn}")
-                return Rewrite(replaced[0], tuple(labels), replaced[1], final=True)
+                return Rewrite(replaced[0], tuple(labels), replaced[1], final=True, continues=True)
         if lang == "ja":
             conditioned = ja_condition(text, msg.mentions, prev)
             if conditioned is not None:
                 labels.append(f"ellipsis:condition@turn{prev.turn}")
-                return Rewrite(conditioned, tuple(labels), prev.focus, final=True)
+                return Rewrite(conditioned, tuple(labels), prev.focus, final=True, continues=True)
         if lang == "ja" and any(_owner_name(text, m) for m in msg.mentions):
             # 「おもてなし受付の保証期間は？」 names whose 保証期間 it asks: a whole question
             # in the fragment's form, with no dropped owner to attach (nor a topic to bridge to)
-            return Rewrite(text, (*labels, "ellipsis:own-owner"), final=True)
+            return Rewrite(text, (*labels, "ellipsis:own-owner"), final=True, continues=True)
         if antecedent is not None and antecedent.name.casefold() not in turn.present:
             labels.append(f"ellipsis:attach->{antecedent.name}")
-            return Rewrite(attach(text, lang, antecedent.name), tuple(labels), antecedent, final=True)
-        return Rewrite(text, tuple(labels)) if labels else None
+            return Rewrite(attach(text, lang, antecedent.name), tuple(labels), antecedent, final=True,
+                           continues=True)
+        # the labels hold a "that one" resolved against the previous exchange
+        return Rewrite(text, tuple(labels), continues=True) if labels else None
 
 
 def _owner_name(text: str, m: Mention) -> bool:
