@@ -97,14 +97,14 @@ REFERENCE_CLASSES = (
 #: model fills it from the schema's enum, and where an answer has none the classifier's
 #: class stands (``RewriteAnswer``).
 SYSTEM_TEMPLATE = """\
-Rewrite the latest message as a search query that stands on its own.
+Rewrite the latest message as a standalone search query.
 - {context_rule}
-- Keep the user's words; add only what the query needs; write it in the message's language.\
-{counterweight}
+- Keep the user's words; add only what the query needs, from the conversation; use the \
+message's language.{counterweight}
 Reply with JSON only: {{"query": "<standalone query>", "topic_shift": false, \
 "entities": [{{"type": "<type>", "name": "<name>"}}]}}
-(topic_shift: true if the message starts a new subject; entities: the named things the \
-query is about.)"""
+(topic_shift: true if it starts a new subject; entities: the named things the query is \
+about, spelled as in the conversation.)"""
 
 #: An angle-bracketed placeholder such as ``<standalone query>``: the shape the example
 #: object above uses. A small model copies the example instead of filling it in, so an
@@ -114,9 +114,9 @@ PLACEHOLDER_PATTERN = re.compile(r"<[^<>\n]{1,60}>")
 PROMPT_PLACEHOLDERS: frozenset[str] = frozenset(PLACEHOLDER_PATTERN.findall(SYSTEM_TEMPLATE))
 
 #: the context rule of turn-based (unguarded) policies: the usual "condense the question" rule
-_RULE_HISTORY = "Resolve what it refers to from the conversation; keep constraints that still apply."
+_RULE_HISTORY = "Resolve its references from the conversation; keep constraints that still apply."
 #: the context rule of slot-based (guarded) policies
-_RULE_SCOPED = ("Resolve what it refers to from the live entities, the recent turns and, when "
+_RULE_SCOPED = ("Resolve its references from the live entities, the recent turns and, when "
                 "present, the earlier exchange and the screen.")
 
 FULL_TEMPLATE = """\
