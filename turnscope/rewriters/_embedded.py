@@ -175,6 +175,7 @@ class EmbeddedRewriter:
                 turn.take(rule.apply(turn))
         self._decide(request, turn)
         self._anchor(request, turn)
+        _ja_gapping(request.message.text, turn)
         _withhold_unreadable_attach(request.message.text, turn)
         return self._result(turn)
 
@@ -311,6 +312,66 @@ def _segment(turn: TurnContext) -> list[tuple[str, str]]:
     segment = [(t.role.value, t.content) for t in turns if start and t.index >= start]
     # the opening and the latest messages: a long segment is read in bounded time per turn
     return segment[:1] + segment[1:][-ANCHOR_WINDOW:]
+
+
+#: a Japanese fragment that names one thing and asks the previous question of it:
+#: 「大阪は？」, 「ラクマだと？」, 「公務員の場合は？」 (an opener may come first)
+_JA_FRAGMENT = re.compile(rf"^(?:(?:{'|'.join(_JA_FILLERS)})[、,]?\s*)?(?P<y>[^\s、,？?。]{{2,15}}?)"
+                          r"(?:は|って|だと|なら|の場合は|の方は)[？?]$")
+_HIRAGANA = re.compile(r"[\u3041-\u309f]")
+#: case and topic particles: what follows an argument of a Japanese question
+_JA_PARTICLES = ("って", "は", "が", "を", "で", "に", "の", "と", "も", "から", "まで", "より")
+#: the rules whose rewrite of such a fragment gapping replaces: a topic put in front of it
+_JA_ATTACHED = ("zero-anaphora->", "ellipsis:attach->", "anaphora->")
+
+
+def _ja_gapping(original: str, turn: TurnContext) -> None:
+    """A Japanese fragment that names a peer of something the previous question asked about
+    is that question again with the peer in its place (gapping): 「大阪は？」 after
+    「東京で賃貸の更新料って相場どのくらい？」 is 「大阪で賃貸の更新料って相場どのくらい？」, not
+    「東京の大阪は？」. Only for a fragment that is one noun (no kana particle inside: a
+    condition such as 「学生で払えない場合は？」 is not a peer) and not a relational noun
+    (「料金は？」 asks for the price of the topic: bridging stands); the peer replaced is the
+    previous question's entity nearest to the fragment's noun in the multilingual e5 space."""
+    if turn.lang != "ja" or turn.c.pivot or turn.deixis or turn.route is Route.RECALL:
+        return
+    if not any(label.startswith(_JA_ATTACHED) for label in turn.rules):
+        return
+    m = _JA_FRAGMENT.match(original.strip())
+    if m is None or _HIRAGANA.search(m.group("y")):
+        return
+    y = m.group("y")
+    if any(mm.is_attribute for mm in turn.extractor.extract(y, "ja")):
+        return
+    before = [t for t in turn.state.resolved if t < turn.message.index]
+    if not before:
+        return
+    prev = turn.state.resolved[max(before)]
+    typed = turn.state.turns[max(before) - 1].content if 0 < max(before) <= len(turn.state.turns) else ""
+    if prev.query.strip() != typed.strip():
+        # the previous question was itself resolved: what a rule put in it may be a wrong
+        # guess, and its arguments are no longer the user's (on the corpus's train part
+        # both such cases swapped the wrong word)
+        return
+    # a peer is an argument of that question: a case or topic particle follows it there
+    peers = [e.name for e in prev.entities if not e.is_attribute and e.name != y
+             and y not in e.name and prev.query.count(e.name) == 1
+             and prev.query[prev.query.index(e.name) + len(e.name):].startswith(_JA_PARTICLES)]
+    if not peers:
+        return
+    try:
+        from turnscope._encoder import default_encoder
+
+        vectors = default_encoder().embed_queries([y, *peers])
+    except Exception as exc:  # noqa: BLE001 - the embedding is evidence, not the turn
+        log.warning("Japanese gapping skipped, the encoder failed: %r", exc)
+        return
+    x = peers[int((vectors[1:] @ vectors[0]).argmax())]
+    turn.rules.append(f"ja-gapping:{x}->{y}")
+    turn.text = prev.query.replace(x, y, 1)
+    # what the question brought back from the previous one (the peer swapped out is gone)
+    turn.carried = tuple(e.name for e in prev.entities if e.name != x and e.name in turn.text)
+    turn.continues = True
 
 
 def _withhold_unreadable_attach(original: str, turn: TurnContext) -> None:
