@@ -321,8 +321,6 @@ _JA_FRAGMENT = re.compile(rf"^(?:(?:{'|'.join(_JA_FILLERS)})[、,]?\s*)?(?P<y>[^
 _HIRAGANA = re.compile(r"[\u3041-\u309f]")
 #: case and topic particles: what follows an argument of a Japanese question
 _JA_PARTICLES = ("って", "は", "が", "を", "で", "に", "の", "と", "も", "から", "まで", "より")
-#: the rules whose rewrite of such a fragment gapping replaces: a topic put in front of it
-_JA_ATTACHED = ("zero-anaphora->", "ellipsis:attach->", "anaphora->")
 
 
 def _ja_gapping(original: str, turn: TurnContext) -> None:
@@ -335,8 +333,8 @@ def _ja_gapping(original: str, turn: TurnContext) -> None:
     previous question's entity nearest to the fragment's noun in the multilingual e5 space."""
     if turn.lang != "ja" or turn.c.pivot or turn.deixis or turn.route is Route.RECALL:
         return
-    if not any(label.startswith(_JA_ATTACHED) for label in turn.rules):
-        return
+    if _attached_front(original, turn.text) is None:
+        return  # gapping replaces a topic the rules put in front, nothing else
     m = _JA_FRAGMENT.match(original.strip())
     if m is None or _HIRAGANA.search(m.group("y")):
         return
@@ -347,8 +345,7 @@ def _ja_gapping(original: str, turn: TurnContext) -> None:
     if not before:
         return
     prev = turn.state.resolved[max(before)]
-    typed = turn.state.turns[max(before) - 1].content if 0 < max(before) <= len(turn.state.turns) else ""
-    if prev.query.strip() != typed.strip():
+    if prev.query.strip() != turn.state.turn(max(before)).content.strip():
         # the previous question was itself resolved: what a rule put in it may be a wrong
         # guess, and its arguments are no longer the user's (on the corpus's train part
         # both such cases swapped the wrong word)
@@ -374,6 +371,17 @@ def _ja_gapping(original: str, turn: TurnContext) -> None:
     turn.continues = True
 
 
+def _attached_front(original: str, text: str) -> tuple[str, str] | None:
+    """``(X, core)`` when ``text`` is 「Xの」 put in front of the message as typed (``core``:
+    the message without its sentence end), else None."""
+    core = _JA_END.sub("", original.strip())
+    query = _JA_END.sub("", text.strip())
+    if not core or not query.endswith(core) or len(query) <= len(core):
+        return None
+    front = query[: len(query) - len(core)]
+    return (front[:-1].strip(), core) if front.endswith("の") else None
+
+
 def _withhold_unreadable_attach(original: str, turn: TurnContext) -> None:
     """In Japanese a rewrite either puts the referent where the message refers, or leaves the
     message as typed and names the referent in ``carried``: 「Xの」 in front of a message that
@@ -382,18 +390,15 @@ def _withhold_unreadable_attach(original: str, turn: TurnContext) -> None:
     (「料金は？」 -> 「アバター案内の料金は？」) is kept."""
     if turn.lang != "ja" or turn.text == original:
         return
-    core = _JA_END.sub("", original.strip())
-    query = _JA_END.sub("", turn.text.strip())
-    if not core or not query.endswith(core) or len(query) <= len(core):
+    attached = _attached_front(original, turn.text)
+    if attached is None:
         return
-    front = query[: len(query) - len(core)]
-    if not front.endswith("の"):
-        return
+    front, core = attached
     if not (_JA_REFERRING.search(core) or _JA_OPENER.match(core)):
         return
     turn.rules.append("ja-attach-withheld")
     turn.text = original
-    turn.carried = (front[:-1].strip(),)
+    turn.carried = (front,)
 
 
 def _continues(turn: TurnContext) -> bool:
