@@ -49,3 +49,29 @@ def test_shared_prefix_moves_into_the_context_without_changing_scores(lm: SmallL
 def test_shared_prefix_cuts_before_a_space() -> None:
     assert _shared_prefix(["how old was she", "how old was Kahlo"]) == "how old was"
     assert _shared_prefix(["abc", "xyz"]) == ""
+
+
+def test_packed_candidates_do_not_see_each_other(lm: SmallLM) -> None:
+    # the candidates run as one packed sequence: a candidate's score must not depend on which
+    # other candidates share the pass, nor on their number or length
+    ctx = "<|im_start|>user\nWho painted the Mona Lisa?<|im_end|>\n<|im_start|>assistant\n"
+    a = " Leonardo da Vinci painted it."
+    first = lm.score(ctx, [a, " Monet."])[0]
+    last = lm.score(ctx, [" It was painted in Florence around 1503 by a master.", " Raphael.", a])[2]
+    assert first.logprob == pytest.approx(last.logprob, abs=1e-3)
+
+
+def test_packed_score_is_the_causal_log_probability(lm: SmallLM) -> None:
+    # the same tokens run through the plain causal pass, token by token, give the same sum
+    import numpy as np
+
+    ctx = "<|im_start|>user\nName a colour.<|im_end|>\n<|im_start|>assistant\n"
+    cand = " Blue, like the sea."
+    ids = lm.encode(ctx) + lm.encode(cand)
+    n_ctx, n = len(lm.encode(ctx)), len(ids)
+    hidden, _ = lm._forward(np.asarray(ids), np.arange(n), np.triu(np.full((n, n), -np.inf, np.float32), 1), None)
+    rows = np.arange(n_ctx - 1, n - 1)
+    expected = lm._token_logprobs(hidden, rows, np.asarray(ids[n_ctx:])).sum()
+    got = lm.score(ctx, [cand, " Red."])[0]
+    assert got.tokens == n - n_ctx
+    assert got.logprob == pytest.approx(float(expected), abs=1e-3)
