@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from turnscope._exceptions import ConfigError, InputError
-from turnscope._items import STRATA, FollowUpItem, rewrite_item
+from turnscope._items import STRATA, ChainedReplay, FollowUpItem, rewrite_item
 from turnscope._lexicon import check_terms
 from turnscope._session import Session
 from turnscope.conversation import detect_language
@@ -272,9 +272,12 @@ def _check_record(item: FollowUpItem, policy: str, query: str, evidence: str | N
 
 
 def _rewrite_one(item: FollowUpItem, make_session: Callable[[], Session], policy: str,
-                 checks_scored: bool) -> ItemRecord:
-    session = make_session()
-    result = rewrite_item(item, lambda: session)
+                 checks_scored: bool, chain: ChainedReplay | None) -> ItemRecord:
+    if chain is not None:
+        result, session = chain.rewrite(item)
+    else:
+        session = make_session()
+        result = rewrite_item(item, lambda: session)
     evidence = render_evidence(result.scope, session.state)
     if result.turn not in result.scope.turns:
         # the rewriter always sees the message it rewrites, whatever the scope holds
@@ -398,9 +401,13 @@ def run_eval(
                 def make_session(policy: str = label) -> Session:
                     return Session(policy=policy, rewriter=rewriter, vocabulary=cfg.vocabulary)
 
+                # the embedded rewriter rewrites a prefix turn and a follow-up by the same
+                # call, so items written turn by turn share a session (ChainedReplay); a
+                # backend must see each item's follow-up alone, once (rewrite_item)
+                chain = ChainedReplay(make_session) if rewriter is None else None
                 for i, item in enumerate(items):
                     try:
-                        records.append(_rewrite_one(item, make_session, label, checks_scored[i]))
+                        records.append(_rewrite_one(item, make_session, label, checks_scored[i], chain))
                     except Exception as exc:  # noqa: BLE001 - kept as a failed record
                         logger.warning("item %s under %s failed: %s", item.id, label, exc)
                         record = _check_record(item, label, "", None,
