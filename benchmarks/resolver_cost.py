@@ -37,7 +37,9 @@ from rich.progress import Progress
 from rich.table import Table
 
 from turnscope import Session
+from turnscope._encoder import default_encoder
 from turnscope.datasets import load_cast
+from turnscope.language import shared_decider
 from turnscope.resolver import CachedEmbedder, Resolver
 from turnscope.resolver._candidates import (
     HistoryTurn,
@@ -47,6 +49,19 @@ from turnscope.resolver._candidates import (
     sentences,
     tagger_threads,
 )
+
+
+def forget() -> None:
+    """Empty the process-wide caches a live conversation never hits (every turn is new to
+    it), which the interleaved rounds would otherwise fill: the parser's chunks and keys,
+    e5's query vectors and the reference decider's LM scorings."""
+    clear_text_caches()
+    enc = default_encoder()
+    if hasattr(enc, "clear_cache"):
+        enc.clear_cache()
+    decider = shared_decider()
+    if decider is not None:
+        decider.lm.clear_cache()
 
 
 def exchanges(items: list[dict[str, Any]]) -> list[list[tuple[str, str]]]:
@@ -84,7 +99,7 @@ def learned_with(tagger: NeuralTagger | None = None, embedder: CachedEmbedder | 
     t = tagger or default_tagger()
 
     def make() -> Session:
-        clear_text_caches()
+        forget()
         t.clear_cache()
         return Session(resolver=Resolver.load(embedder=embedder or CachedEmbedder(), tagger=t))
 
@@ -106,6 +121,7 @@ def encoder_alone(convs: list[list[tuple[str, str]]]) -> list[float]:
     resolver code can save."""
     emb = CachedEmbedder()
     emb.query(["warm the engine"])
+    forget()
     times = []
     for turns in convs:
         for k in range(0, len(turns) - 1, 2):
@@ -204,7 +220,7 @@ def main() -> None:
             t, k = run(convs, fresh_learned)
             learned += t
             n_texts += k
-            rules += run(convs, lambda: Session(resolver=None))[0]
+            rules += run(convs, lambda: (forget(), Session(resolver=None))[1])[0]
             encoder += encoder_alone(convs)
             own += run(convs, warm_learned(warm))[0]
             neural += tagger_alone(convs)

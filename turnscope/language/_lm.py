@@ -168,6 +168,11 @@ class SmallLM:
         self._lock = threading.Lock()
         self._scores: OrderedDict[tuple[str, tuple[str, ...]], list[CandidateScore]] = OrderedDict()
 
+    def clear_cache(self) -> None:
+        """Forget the kept scorings (a benchmark timing the model itself)."""
+        with self._lock:
+            self._scores.clear()
+
     @classmethod
     def load(cls, package: str = DEFAULT_MODEL_PACKAGE) -> SmallLM:
         return cls(model_path(package))
