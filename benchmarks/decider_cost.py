@@ -21,6 +21,8 @@ import sys
 import time
 
 from turnscope import Session
+from turnscope._encoder import default_encoder
+from turnscope.language import shared_decider
 from turnscope.training.corpus import load_corpus
 
 FIRST_TURN = """
@@ -36,7 +38,19 @@ print(json.dumps({"import_and_setup": t1 - t0, "first": t2 - t1, "warm": t4 - t3
 """
 
 
+def _forget() -> None:
+    # a live turn is new to the process: no kept e5 vector or LM scoring from an earlier run
+    # of the same item (each item runs twice, with and without the decider)
+    enc = default_encoder()
+    if hasattr(enc, "clear_cache"):
+        enc.clear_cache()
+    decider = shared_decider()
+    if decider is not None:
+        decider.lm.clear_cache()
+
+
 def _turn(session_factory, item):  # type: ignore[no-untyped-def]
+    _forget()
     s = session_factory()
     for t in item["prefix"]:
         s.add(t["role"], t["content"])
