@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from turnscope._exceptions import ConfigError, InputError
-from turnscope._items import FollowUpItem
+from turnscope import Session
+from turnscope._items import ChainedReplay, FollowUpItem
 from turnscope.evaluation import (
     MEAN,
     EvalConfig,
@@ -87,20 +88,80 @@ def test_baselines_are_scored_beside_policies(mixed_items: list[FollowUpItem],
 def test_a_failing_item_is_kept_as_a_failure(mixed_items: list[FollowUpItem],
                                              tiny_corpus: Corpus,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    real = _runner.rewrite_item
+    target = next(i for i in mixed_items if i.id == "lr_2").follow_up
+    real = Session.user
 
-    def flaky(item: FollowUpItem, make_session: Any) -> Any:
-        if item.id == "lr_2":
+    def flaky(self: Session, content: str, **kw: Any) -> Any:
+        if content == target:
             raise RuntimeError("backend exploded")
-        return real(item, make_session)
+        return real(self, content, **kw)
 
-    monkeypatch.setattr(_runner, "rewrite_item", flaky)
+    monkeypatch.setattr(Session, "user", flaky)
     result = run_eval(mixed_items, _config(tiny_corpus, "default"), progress=False)
     recs = {r.id: r for r in result.policy("default").records}
     assert recs["lr_2"].error == "RuntimeError: backend exploded"
     assert recs["lr_2"].query == "" and recs["lr_2"].gold_rank is None
     assert recs["lr_1"].error is None
     assert any("raised an error" in n for n in result.notes)
+
+
+def _turn_by_turn() -> list[FollowUpItem]:
+    # written as TREC CAsT is: each item's prefix is the previous item's prefix and follow-up
+    msgs = ["Who directed the film Parasite?", "How old is he?", "What else did he direct?",
+            "Which of those won an award?", "Tell me about the Palme d'Or."]
+    return [FollowUpItem(id=f"t{k}", lang="en", follow_up=m,
+                         prefix=[{"role": "user", "content": p} for p in msgs[:k]])
+            for k, m in enumerate(msgs)]
+
+
+def test_items_written_turn_by_turn_share_a_session_with_the_same_rewrites(
+        tiny_corpus: Corpus, monkeypatch: pytest.MonkeyPatch) -> None:
+    items = _turn_by_turn()
+    made: list[int] = []
+    real_init = Session.__init__
+
+    def counting_init(self: Session, *a: Any, **kw: Any) -> None:
+        made.append(1)
+        real_init(self, *a, **kw)
+
+    monkeypatch.setattr(Session, "__init__", counting_init)
+    chained = run_eval(items, _config(tiny_corpus, "default"), progress=False)
+    assert len(made) == 1  # one session for the five items
+    alone = [_runner.rewrite_item(i, lambda: Session(policy="default")) for i in items]
+    assert [r.query for r in chained.policy("default").records] == [r.query for r in alone]
+    assert [r.scope_turns for r in chained.policy("default").records] == \
+        [tuple(r.scope.turns) for r in alone]
+
+
+def test_an_item_that_does_not_extend_the_seen_turns_starts_a_fresh_session() -> None:
+    items = _turn_by_turn()
+    chain = ChainedReplay(lambda: Session(policy="default"))
+    _, first = chain.rewrite(items[2])
+    _, same = chain.rewrite(items[3])
+    assert same is first
+    # the same conversation from its start again, and one whose earlier turn differs
+    _, restarted = chain.rewrite(items[1])
+    assert restarted is not first
+    other = FollowUpItem(id="x", lang="en", follow_up="How old is he?",
+                         prefix=[{"role": "user", "content": "Who directed Oldboy?"}])
+    r, fresh = chain.rewrite(other)
+    assert fresh is not restarted
+    assert r.query == _runner.rewrite_item(other, lambda: Session(policy="default")).query
+
+
+def test_a_backend_rewriter_sees_every_item_alone(tiny_corpus: Corpus) -> None:
+    # a backend is called once per item, with the item's own follow-up: no chaining
+    seen: list[str] = []
+
+    class Echo:
+        name = "echo"
+
+        def run(self, request: Any) -> Any:
+            seen.append(request.message.text)
+            raise RuntimeError("no backend here")  # the session falls back to the embedded path
+
+    run_eval(_turn_by_turn(), _config(tiny_corpus, "default"), rewriter=Echo(), progress=False)
+    assert seen == [i.follow_up for i in _turn_by_turn()]
 
 
 def test_gold_missing_from_the_corpus_is_noted(tiny_corpus: Corpus) -> None:
