@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from turnscope._exceptions import ConfigError, InputError
 from turnscope import Session
+from turnscope._exceptions import ConfigError, InputError
 from turnscope._items import ChainedReplay, FollowUpItem
 from turnscope.evaluation import (
     MEAN,
@@ -149,19 +149,29 @@ def test_an_item_that_does_not_extend_the_seen_turns_starts_a_fresh_session() ->
     assert r.query == _runner.rewrite_item(other, lambda: Session(policy="default")).query
 
 
-def test_a_backend_rewriter_sees_every_item_alone(tiny_corpus: Corpus) -> None:
-    # a backend is called once per item, with the item's own follow-up: no chaining
+def test_a_backend_rewriter_sees_every_item_alone(tiny_corpus: Corpus,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # a backend is called once per item, in a session of the item's own whose prefix the
+    # embedded rewriter replayed: its earlier answers never shape a later item
     seen: list[str] = []
+    made: list[int] = []
+    real_init = Session.__init__
 
-    class Echo:
-        name = "echo"
+    def counting_init(self: Session, *a: Any, **kw: Any) -> None:
+        made.append(1)
+        real_init(self, *a, **kw)
+
+    class Failing:
+        name = "failing"
 
         def run(self, request: Any) -> Any:
             seen.append(request.message.text)
             raise RuntimeError("no backend here")  # the session falls back to the embedded path
 
-    run_eval(_turn_by_turn(), _config(tiny_corpus, "default"), rewriter=Echo(), progress=False)
+    monkeypatch.setattr(Session, "__init__", counting_init)
+    run_eval(_turn_by_turn(), _config(tiny_corpus, "default"), rewriter=Failing(), progress=False)
     assert seen == [i.follow_up for i in _turn_by_turn()]
+    assert len(made) == len(_turn_by_turn())
 
 
 def test_gold_missing_from_the_corpus_is_noted(tiny_corpus: Corpus) -> None:
