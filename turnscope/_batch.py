@@ -165,6 +165,11 @@ class BatchRewriter:
         with no visible text, …), or an InputError naming the fields of a dict that is
         not an item; a failed item leaves no partly fed session in the cache.
         """
+        return self.rewrite_in_session(item)[0]
+
+    def rewrite_in_session(self, item: FollowUpItem | Mapping[str, Any]) -> tuple[TurnResult, Session]:
+        """:meth:`rewrite`, and the session that took the follow-up (its state is the one a
+        fresh session replaying the item is left in: an evaluation renders its evidence)."""
         if not isinstance(item, FollowUpItem):
             item = _validated(item)
         turns: list[_Turn] = [(t.role, t.content, t.screen.model_dump() if t.screen else None)
@@ -205,7 +210,7 @@ class BatchRewriter:
         self._items += 1
         self._fed += len(turns) - start
         self._reused += start
-        return result
+        return result, follow
 
     def rewrite_all(self, items: Iterable[FollowUpItem | Mapping[str, Any]]) -> Iterator[TurnResult]:
         """:meth:`rewrite` of each item, in order; the first failure propagates."""

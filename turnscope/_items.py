@@ -24,7 +24,6 @@ __all__ = [
     "FollowUpItem",
     "read_items",
     "load_items",
-    "ChainedReplay",
     "replay_conversations",
     "rewrite_item",
 ]
@@ -263,50 +262,6 @@ def rewrite_item(item: FollowUpItem, make_session: Callable[[], Session]) -> Tur
     for t in item.prefix:
         session._feed(t.role, t.content, t.screen.model_dump() if t.screen else None)
     return session.user(item.follow_up, screen=item.screen.model_dump() if item.screen else None)
-
-
-class ChainedReplay:
-    """Rewrite items in order, keeping one session while each item's prefix extends what it
-    has seen: the turns before the previous item's follow-up, that follow-up, then new turns.
-
-    A public set written turn by turn (TREC CAsT: item k's prefix is item k - 1's prefix
-    and follow-up) then costs one rewrite per turn instead of one per turn per later item;
-    CAsT 2019's 479 items replayed one by one rewrite 2,569 user turns. Exact only when
-    the session rewrites every user turn with its embedded rewriter, as :func:`rewrite_item`
-    rewrites prefix turns: a follow-up is then rewritten by the same call either way. An
-    item whose prefix does not extend the seen turns, or one after an item that raised,
-    starts a fresh session.
-
-    >>> chain = ChainedReplay(Session)
-    >>> first = FollowUpItem(id="a", follow_up="Who directed Parasite?")
-    >>> second = FollowUpItem(id="b", prefix=[{"role": "user", "content": "Who directed Parasite?"}],
-    ...                       follow_up="How old is he?")
-    >>> [chain.rewrite(i)[0].turn for i in (first, second)]   # doctest: +SKIP
-    [0, 1]
-    """
-
-    def __init__(self, make_session: Callable[[], Session]) -> None:
-        self._make = make_session
-        self._session: Session | None = None
-        self._seen: list[tuple[str, str, Any]] = []
-
-    def rewrite(self, item: FollowUpItem) -> tuple[TurnResult, Session]:
-        """The item's follow-up rewritten, and the session that rewrote it (its state is the
-        one the follow-up left)."""
-        turns = [(str(t.role), t.content, t.screen.model_dump() if t.screen else None) for t in item.prefix]
-        if self._session is None or turns[: len(self._seen)] != self._seen:
-            self._session, self._seen = self._make(), []
-        session = self._session
-        screen = item.screen.model_dump() if item.screen else None
-        try:
-            for role, content, scr in turns[len(self._seen):]:
-                session._feed(role, content, scr)
-            result = session.user(item.follow_up, screen=screen)
-        except Exception:
-            self._session, self._seen = None, []
-            raise
-        self._seen = turns + [("user", item.follow_up, screen)]
-        return result, session
 
 
 def replay_conversations(items: Sequence[Mapping[str, Any]], make_session: Callable[[], Session],

@@ -9,7 +9,7 @@ import pytest
 
 from turnscope import Session
 from turnscope._exceptions import ConfigError, InputError
-from turnscope._items import ChainedReplay, FollowUpItem
+from turnscope._items import FollowUpItem, rewrite_item
 from turnscope.evaluation import (
     MEAN,
     EvalConfig,
@@ -126,40 +126,17 @@ def test_items_written_turn_by_turn_share_a_session_with_the_same_rewrites(
 
     monkeypatch.setattr(Session, "__init__", counting_init)
     chained = run_eval(items, _config(tiny_corpus, "default"), progress=False)
-    assert len(made) == 1  # one session for the five items
-    alone = [_runner.rewrite_item(i, lambda: Session(policy="default")) for i in items]
+    assert len(made) == 1  # one fresh session for the five items; the rest are forks of it
+    alone = [rewrite_item(i, lambda: Session(policy="default")) for i in items]
     assert [r.query for r in chained.policy("default").records] == [r.query for r in alone]
     assert [r.scope_turns for r in chained.policy("default").records] == \
         [tuple(r.scope.turns) for r in alone]
 
 
-def test_an_item_that_does_not_extend_the_seen_turns_starts_a_fresh_session() -> None:
-    items = _turn_by_turn()
-    chain = ChainedReplay(lambda: Session(policy="default"))
-    _, first = chain.rewrite(items[2])
-    _, same = chain.rewrite(items[3])
-    assert same is first
-    # the same conversation from its start again, and one whose earlier turn differs
-    _, restarted = chain.rewrite(items[1])
-    assert restarted is not first
-    other = FollowUpItem(id="x", lang="en", follow_up="How old is he?",
-                         prefix=[{"role": "user", "content": "Who directed Oldboy?"}])
-    r, fresh = chain.rewrite(other)
-    assert fresh is not restarted
-    assert r.query == _runner.rewrite_item(other, lambda: Session(policy="default")).query
-
-
-def test_a_backend_rewriter_sees_every_item_alone(tiny_corpus: Corpus,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    # a backend is called once per item, in a session of the item's own whose prefix the
-    # embedded rewriter replayed: its earlier answers never shape a later item
+def test_a_backend_rewriter_sees_every_item_alone(tiny_corpus: Corpus) -> None:
+    # a backend is called once per item, with that item's follow-up; the prefix goes to the
+    # embedded rewriter, so each record is what rewrite_item gives for the item on its own
     seen: list[str] = []
-    made: list[int] = []
-    real_init = Session.__init__
-
-    def counting_init(self: Session, *a: Any, **kw: Any) -> None:
-        made.append(1)
-        real_init(self, *a, **kw)
 
     class Failing:
         name = "failing"
@@ -168,10 +145,12 @@ def test_a_backend_rewriter_sees_every_item_alone(tiny_corpus: Corpus,
             seen.append(request.message.text)
             raise RuntimeError("no backend here")  # the session falls back to the embedded path
 
-    monkeypatch.setattr(Session, "__init__", counting_init)
-    run_eval(_turn_by_turn(), _config(tiny_corpus, "default"), rewriter=Failing(), progress=False)
-    assert seen == [i.follow_up for i in _turn_by_turn()]
-    assert len(made) == len(_turn_by_turn())
+    items = _turn_by_turn()
+    result = run_eval(items, _config(tiny_corpus, "default"), rewriter=Failing(), progress=False)
+    assert seen == [i.follow_up for i in items]
+    alone = [rewrite_item(i, lambda: Session(policy="default", rewriter=Failing())) for i in items]
+    assert [r.query for r in result.policy("default").records] == [r.query for r in alone]
+    assert all(r.fallback for r in result.policy("default").records)
 
 
 def test_gold_missing_from_the_corpus_is_noted(tiny_corpus: Corpus) -> None:
