@@ -17,6 +17,12 @@ aggregates only, docs/splits.md), English and Japanese. Prompts per item:
 - ``full-before``: the whole-history prompt with the longer system text it had before the
   reference class left the prompt (recorded in session 24).
 
+Long conversations (``long-default``, ``long-condense``): the same items after earlier
+conversations of the same language (other check conversations, whole), so that each history
+holds at least ``LONG_TURNS`` turns: the same user talked about other subjects first. Scored
+in a second table: the default policy's prompt (which trims what is out of scope past
+``SHORT_CONVERSATION_TURNS``) against the condense prompt given the whole history.
+
 A prompt that is no longer built keeps its rows and answers under a ``-before`` variant,
 scored from the recorded answers' ``query``; ``split`` writes only the prompts no answer
 file holds yet.
@@ -71,6 +77,34 @@ def key_of(messages: list[dict[str, str]]) -> str:
 
 def items() -> list[dict[str, Any]]:
     return load_corpus("check")[::6]
+
+
+#: the shortest history of a long-conversation item, in turns
+LONG_TURNS = 30
+
+
+def long_items() -> list[dict[str, Any]]:
+    """:func:`items`, each after whole earlier conversations of its language (the longest
+    item prefix of each other check conversation, which ends with an answer), picked in an
+    order fixed by a hash of the item id, until the history holds ``LONG_TURNS`` turns."""
+    whole: dict[str, list[dict[str, Any]]] = {}
+    lang_of: dict[str, str] = {}
+    for it in load_corpus("check"):
+        if len(it["prefix"]) > len(whole.get(it["conversation"], [])):
+            whole[it["conversation"]] = list(it["prefix"])
+            lang_of[it["conversation"]] = it.get("lang") or "en"
+    out = []
+    for it in items():
+        lang = it.get("lang") or "en"
+        others = sorted((c for c in whole if c != it["conversation"] and lang_of[c] == lang and whole[c]),
+                        key=lambda c: hashlib.sha256(f"{it['id']}|{c}".encode()).hexdigest())
+        filler: list[dict[str, Any]] = []
+        for c in others:
+            if len(filler) + len(it["prefix"]) >= LONG_TURNS:
+                break
+            filler += whole[c]
+        out.append({**it, "id": f"{it['id']}@long", "prefix": filler + list(it["prefix"])})
+    return out
 
 
 def group(item: dict[str, Any]) -> str:
@@ -160,6 +194,15 @@ def cmd_prompts(_: argparse.Namespace) -> int:
     for it in its:
         m = condense_messages(it)
         rows.append({"key": key_of(m), "variant": "condense", "item": it["id"], "messages": m})
+    longs = long_items()
+    _, transport, _ = replay(longs, "default", {}, echo=True)
+    if len(transport.asked) != len(longs):
+        print(f"long-default: {len(transport.asked)} prompts for {len(longs)} items", file=sys.stderr)
+    rows += [{"key": key_of(m), "variant": "long-default", "item": it["id"], "messages": m}
+             for it, m in zip(longs, transport.asked, strict=False)]
+    for it in longs:
+        m = condense_messages(it)
+        rows.append({"key": key_of(m), "variant": "long-condense", "item": it["id"], "messages": m})
     with PROMPTS.open("w", encoding="utf-8") as fh:
         for r in rows:
             fh.write(json.dumps(r, ensure_ascii=False) + "\n")
@@ -271,13 +314,44 @@ def cmd_score(args: argparse.Namespace) -> int:
         if v:
             v = sorted(v)
             print(f"prompt tokens {k}: median {statistics.median(v):.0f}, p90 {v[int(0.9 * (len(v) - 1))]}")
+    long_cols = _score_long(answers, prompts)
     if args.save:
         sizes = {k: {"median": statistics.median(v), "p90": sorted(v)[int(0.9 * (len(v) - 1))]}
                  for k, v in tokens.items() if v}
         Path(args.save).write_text(json.dumps({
             "items": len(its), "answers": len(answers), "missing": missing, "figures": cols,
-            "calls": calls, "tokens": sizes}, indent=1) + "\n")
+            "calls": calls, "tokens": sizes, "long_conversations": long_cols}, indent=1) + "\n")
     return 0
+
+
+def _score_long(answers: dict[str, str], prompts: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The long-conversation table: condense over the whole history against the default."""
+    if not any(p["variant"] == "long-condense" for p in prompts):
+        return None
+    longs = long_items()
+    cq, missing = [], 0
+    for it in longs:
+        a = answers.get(key_of(condense_messages(it)))
+        missing += a is None
+        cq.append((a or it["follow_up"]).strip().strip('"'))
+    cols = {"condense (whole history)": _figures(longs, cq)}
+    queries, transport, _ = replay(longs, "default", answers)
+    cols["turnscope default"] = _figures(longs, queries)
+    missing += sum(1 for m in transport.asked if key_of(m) not in answers)
+    tokens = {"condense (whole history)": sorted(prompt_size(condense_messages(it))[1] for it in longs),
+              "turnscope default": sorted(prompt_size(m)[1] for m in transport.asked)}
+    turns = sorted(len(it["prefix"]) for it in longs)
+    print(f"\nlong conversations: {len(longs)} items, history {turns[0]}-{turns[-1]} turns "
+          f"(median {statistics.median(turns):.0f}); {missing} prompts not recorded")
+    print(f"{'group':28s} {'n':>4s}" + "".join(f" {k[:24]:>24s}" for k in cols))
+    for g in sorted({g for c in cols.values() for g in c}, key=lambda g: (g == "ALL", g)):
+        n = next(iter(cols.values()))[g]["n"]
+        print(f"{g:28s} {n:4d}" + "".join(
+            f" {c[g]['coverage']:11.2f} /{c[g]['contamination']:5.2f}     " for c in cols.values()))
+    sizes = {k: {"median": statistics.median(v), "p90": v[int(0.9 * (len(v) - 1))]} for k, v in tokens.items() if v}
+    for k, v in sizes.items():
+        print(f"prompt tokens {k}: median {v['median']:.0f}, p90 {v['p90']}")
+    return {"items": len(longs), "missing": missing, "figures": cols, "tokens": sizes}
 
 
 def main(argv: list[str] | None = None) -> int:
