@@ -38,9 +38,10 @@ print(json.dumps({"import_and_setup": t1 - t0, "first": t2 - t1, "warm": t4 - t3
 """
 
 
-def _forget() -> None:
-    # a live turn is new to the process: no kept e5 vector or LM scoring from an earlier run
-    # of the same item (each item runs twice, with and without the decider)
+def forget_model_caches() -> None:
+    """Empty e5's kept query vectors and the decider's kept LM scorings: a live turn is new
+    to the process, and a benchmark that runs a turn twice (here with and without the
+    decider; resolver_cost.py in rounds) must not time the second run from the first's."""
     enc = default_encoder()
     if hasattr(enc, "clear_cache"):
         enc.clear_cache()
@@ -50,7 +51,7 @@ def _forget() -> None:
 
 
 def _turn(session_factory, item):  # type: ignore[no-untyped-def]
-    _forget()
+    forget_model_caches()
     s = session_factory()
     for t in item["prefix"]:
         s.add(t["role"], t["content"])

@@ -32,14 +32,14 @@ import time
 from importlib import resources
 from typing import Any
 
+# the caches every timed session starts without (this folder is on sys.path when run)
+from decider_cost import forget_model_caches  # noqa: E402
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
 from turnscope import Session
-from turnscope._encoder import default_encoder
 from turnscope.datasets import load_cast
-from turnscope.language import shared_decider
 from turnscope.resolver import CachedEmbedder, Resolver
 from turnscope.resolver._candidates import (
     HistoryTurn,
@@ -56,12 +56,7 @@ def forget() -> None:
     it), which the interleaved rounds would otherwise fill: the parser's chunks and keys,
     e5's query vectors and the reference decider's LM scorings."""
     clear_text_caches()
-    enc = default_encoder()
-    if hasattr(enc, "clear_cache"):
-        enc.clear_cache()
-    decider = shared_decider()
-    if decider is not None:
-        decider.lm.clear_cache()
+    forget_model_caches()
 
 
 def exchanges(items: list[dict[str, Any]]) -> list[list[tuple[str, str]]]:

@@ -5,8 +5,8 @@ its prefix would (:class:`~turnscope.BatchRewriter`: items written turn by turn 
 the session of the item before, five times cheaper on CAsT-style sets), the rewrite and
 the rewriter *input* the policy built checked against the item's terms, and the rewrite
 sent to a retriever over the item's corpus (English items to ``cloud_docs``, Japanese
-ones to ``ja_site``, unless a corpus is given). Figures are then summarised per stratum with their
-share of the set and a bootstrap interval, the mean last (docs/benchmarks.md).
+ones to ``ja_site``, unless a corpus is given). Figures are then summarised per stratum
+with their share of the set and a bootstrap interval, the mean last (docs/benchmarks.md).
 """
 
 from __future__ import annotations
