@@ -56,3 +56,52 @@ def test_no_reference_no_decision(lm: SmallLM) -> None:
     d = ReferenceDecider(lm, _Booster("x", 0.9, []), 0.5, load_parser()).decide(
         "What is a good Python linter?", HISTORY, None)
     assert d.query is None and d.reason == "no reference"
+
+
+class _Favourites:
+    """A ranker that scores each candidate naming one of ``favourites`` at 0.9, the rest at 0.1
+    (reads the candidates' phrases off the feature rows' order, which it is given)."""
+
+    def __init__(self, favourites: set[str]) -> None:
+        self.favourites = favourites
+        self.pending: list[list[Any]] = []
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        cands = self.pending.pop(0)
+        return np.asarray([0.9 if c.phrase in self.favourites else 0.1 for c in cands])
+
+
+class _Spy(ReferenceDecider):
+    def probabilities(self, cands: Any) -> list[float]:
+        self.booster.pending.append(list(cands))
+        return super().probabilities(cands)
+
+
+OFFICE = [("user", "how do i report a problem with a coworker confidentially"),
+          ("assistant", "Talk to your HR partner, Gloria Mendes. Your manager, Ben Howard, isn't told "
+                        "unless you want him involved.")]
+
+
+def test_two_pronouns_of_two_people_are_both_resolved(lm: SmallLM) -> None:
+    d = _Spy(lm, _Favourites({"Gloria Mendes", "Ben Howard"}), 0.5, load_parser()).decide(
+        "will she tell him if i talk to her", OFFICE, None)
+    # "her" agrees with "she", already resolved: it is left as typed
+    assert d.query == "will Gloria Mendes tell Ben Howard if i talk to her"
+    assert d.phrases == ("Gloria Mendes", "Ben Howard") and d.phrase == "Gloria Mendes"
+
+
+def test_a_second_pronoun_is_left_when_the_ranker_is_unsure(lm: SmallLM) -> None:
+    d = _Spy(lm, _Favourites({"Gloria Mendes"}), 0.5, load_parser()).decide(
+        "will she tell him if i talk to her", OFFICE, None)
+    assert d.query == "will Gloria Mendes tell him if i talk to her" and d.phrases == ("Gloria Mendes",)
+
+
+def test_a_phrase_around_a_name_is_completed_only_by_a_fuller_mention(lm: SmallLM) -> None:
+    cars = [("user", "car hire at munich airport"),
+            ("assistant", "Sixt rents the Tesla Model 3 from about 89 euros a day and the BMW i4 from 115.")]
+    ref, cands = candidates_for("whats the range on the bmw", cars, None, lm)
+    assert ref is not None and ref.named
+    picks = [c.phrase or "" for c in cands if c.generator == "parser"]
+    assert picks and all("BMW i4" in p for p in picks)
+    ref, cands = candidates_for("when was the Eiffel Tower built", cars, None, lm)
+    assert ref is None and cands == []

