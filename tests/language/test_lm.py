@@ -77,23 +77,6 @@ def test_packed_score_is_the_causal_log_probability(lm: SmallLM) -> None:
     assert got.logprob == pytest.approx(float(expected), abs=1e-3)
 
 
-def test_token_pieces_add_up_and_a_span_reads_the_tokens_over_it(lm: SmallLM) -> None:
-    ctx = "<|im_start|>user\nWho directed Parasite?<|im_end|>\n<|im_start|>user\n"
-    got = lm.score(ctx, [" How old is Bong Joon-ho?", " How old is he?"])
-    for s in got:
-        assert len(s.pieces) == len(s.ends) == s.tokens
-        assert sum(s.pieces) == pytest.approx(s.logprob)
-        assert s.ends[-1] == len(s.text) and s.start == len(" How old is")
-    name, pron = got
-    whole = name.span(name.text.index("Bong"), len(name.text) - 1)
-    qmark = name.span(len(name.text) - 1, len(name.text))
-    assert whole[2] >= 2 and qmark[2] == 1
-    # the name's tokens and the question mark's are every scored token
-    assert whole[0] + qmark[0] == pytest.approx(name.logprob)
-    assert whole[1] == name.pieces[0]  # the first token over the span
-    assert pron.span(0, 3) == (0.0, 0.0, 0)  # before scoring began: the shared prefix
-
-
 def test_a_repeated_scoring_is_answered_from_the_cache(lm: SmallLM, monkeypatch: pytest.MonkeyPatch) -> None:
     ctx = "<|im_start|>user\nName a river.<|im_end|>\n<|im_start|>assistant\n"
     first = lm.score(ctx, [" The Nile.", " The Rhine."])

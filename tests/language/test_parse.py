@@ -23,19 +23,6 @@ def test_definite_noun_phrase_is_a_reference(nlp) -> None:  # type: ignore[no-un
     assert [(r.text, r.kind) for r in refs] == [("the cheaper one", "np")]
 
 
-def test_a_description_by_kind_and_a_phrase_around_a_name_are_weaker_references(nlp) -> None:  # type: ignore[no-untyped-def]
-    earlier = {"score", "award"}
-    refs = references(nlp("what else has the composer done"), earlier)
-    assert [(r.text, r.head_used, r.named) for r in refs] == [("the composer", False, False)]
-    refs = references(nlp("whats the range on the bmw"), earlier)
-    assert [(r.text, r.named) for r in refs] == [("the bmw", True)]
-    # completed in the message: nothing points back
-    assert references(nlp("what is the capital of France"), {"capital"}) == []
-    # a pronoun comes before a description by kind
-    refs = references(nlp("did the composer meet her"), earlier)
-    assert [r.text for r in refs] == ["her", "the composer"]
-
-
 def test_agreement_tells_two_referents_apart(nlp) -> None:  # type: ignore[no-untyped-def]
     refs = references(nlp("will she tell him if I talk to her"))
     assert [r.agreement for r in refs] == ["person:f", "person:m", "person:f"]

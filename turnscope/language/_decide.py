@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -30,7 +29,7 @@ import numpy as np
 
 from turnscope._exceptions import ConfigError
 from turnscope.language._gender import gender_agreement
-from turnscope.language._lm import CandidateScore, SmallLM
+from turnscope.language._lm import SmallLM
 from turnscope.language._parse import DEFAULT_LOOKBACK, Phrase, Reference, load_parser, phrases, references
 
 __all__ = ["Candidate", "Decider", "Decision", "ReferenceDecider", "candidates_for", "DEFAULT_MAX_CANDIDATES"]
@@ -52,8 +51,6 @@ _KINDS = ("person", "thing", "plural", "np", "fragment", "attribute")
 _CLASSES = ("standalone", "textual_immediate", "textual_earlier", "situational_page", "situational_site")
 GENERATORS = ("typed", "rules", "parser")
 _PRONOUN_KINDS = ("person", "thing", "plural")
-_ARTICLES = ("the", "a", "an")
-_DETERMINERS = frozenset({"the", "a", "an", "this", "that", "these", "those"})
 
 
 class Decider(Protocol):
@@ -135,9 +132,6 @@ def _phrase_features(p: Phrase, ref: Reference, texts: Sequence[str], prev_user:
         f[f"label_{lab}"] = float(p.label == lab)
     for dep in _DEPS:
         f[f"dep_{dep}"] = float(p.dep == dep)
-    ref_words = _words(ref.text) if ref_kind == "np" else frozenset()
-    own = _words(p.text)
-    f["shares_ref_words"] = len(ref_words & own) / len(ref_words) if ref_words else 0.0
     f["agree_person"] = float(ref_kind == "person" and p.label == "PERSON")
     f["gender_agree"] = gender_agreement(ref.text, p.text, names) if ref_kind == "person" else 0.0
     f["agree_plural"] = float(ref_kind == "plural" and p.plural)
@@ -146,11 +140,6 @@ def _phrase_features(p: Phrase, ref: Reference, texts: Sequence[str], prev_user:
                           or (ref_kind == "person" and not p.proper and p.label != "PERSON")
                           or (ref_kind == "plural" and not p.plural and p.label not in ("ORG", "NORP")))
     return f
-
-
-def _words(text: str) -> frozenset[str]:
-    """The lower-cased words of a phrase, without articles and demonstratives."""
-    return frozenset(w for w in re.findall(r"\w+", text.lower()) if w not in _DETERMINERS)
 
 
 def _prior(p: Phrase, kind: str) -> tuple[float, ...]:
@@ -185,26 +174,14 @@ def candidates_for(message: str, history: Sequence[tuple[str, str]], rules_query
                 and not r.text.lower().endswith("self")]
         if not refs:
             return None, []
-    found = [p for p in phrases(docs) if p.text.lower() not in message.lower()]
-    chosen: Reference | None = None
-    for r in refs:
-        if r.named:
-            # "the bmw" refers back only to a fuller mention of the name ("the BMW i4")
-            extensions = [p for p in found if _words(r.text) < _words(p.text)]
-            if not extensions:
-                continue
-            found = extensions
-        chosen = r
-        break
-    if chosen is not None:
-        ref = chosen
-    elif resolved is not None:
-        return None, []
+    if refs:
+        ref = refs[0]
     else:
         frag = _fragment(doc)
         if frag is None:
             return None, []
         ref = Reference(frag[0], frag[1], frag[2], "fragment" if frag[3] else "attribute", False)
+    found = [p for p in phrases(docs) if p.text.lower() not in message.lower()]
     if ref.kind == "thing":
         # "it" never stands for a person: a name the parser or the first-name table calls one
         found = [p for p in found if p.label != "PERSON" and gender_agreement("he", p.text) == 0.0]
@@ -215,11 +192,9 @@ def candidates_for(message: str, history: Sequence[tuple[str, str]], rules_query
     users = [t for r, t in history if r == "user"]
     prev_user = users[-1] if users else ""
     head, tail = message[: ref.start], message[ref.end:]
-    # each candidate with the span of its text that stands where the reference stood
-    cands: list[tuple[str, str, str | None, dict[str, float], tuple[int, int]]] = [
-        (message, "typed", None, {}, (ref.start, ref.end))]
+    cands: list[tuple[str, str, str | None, dict[str, float]]] = [(message, "typed", None, {})]
     if rules_query and rules_query.strip() != message.strip():
-        cands.append((rules_query, "rules", None, {}, (0, len(rules_query))))
+        cands.append((rules_query, "rules", None, {}))
     for p in found:
         if ref.kind == "fragment" and prev_user:
             # a name swapped into the previous question, for a phrase of the same kind there
@@ -229,8 +204,7 @@ def candidates_for(message: str, history: Sequence[tuple[str, str]], rules_query
                     continue
                 sub = prev_user[: span.start_char] + ref.text + prev_user[span.end_char:]
                 cands.append((sub, "parser", p.text, {"substitution": 1.0,
-                                                      **_phrase_features(p, ref, texts, prev_user, names)},
-                              (span.start_char, span.start_char + len(ref.text))))
+                                                      **_phrase_features(p, ref, texts, prev_user, names)}))
                 break
             continue
         if ref.kind in ("fragment", "attribute"):
@@ -238,17 +212,15 @@ def candidates_for(message: str, history: Sequence[tuple[str, str]], rules_query
                 # the same subject's other attribute: "and the cinematographer?" -> "... of X"
                 comp = head + f"{ref.text} of {p.text}" + tail
                 cands.append((comp, "parser", p.text, {"completion": 1.0,
-                                                       **_phrase_features(p, ref, texts, prev_user, names)},
-                              (len(head), len(comp) - len(tail))))
+                                                       **_phrase_features(p, ref, texts, prev_user, names)}))
             continue
         word = p.text + ("'s" if ref.possessive else "")
         if ref.start == 0 and word[:1].islower():
             word = word[:1].upper() + word[1:] if not p.proper else word
-        cands.append((head + word + tail, "parser", p.text, _phrase_features(p, ref, texts, prev_user, names),
-                      (len(head), len(head) + len(word))))
+        cands.append((head + word + tail, "parser", p.text, _phrase_features(p, ref, texts, prev_user, names)))
     # one candidate per distinct text
     seen: dict[str, int] = {}
-    unique: list[tuple[str, str, str | None, dict[str, float], tuple[int, int]]] = []
+    unique: list[tuple[str, str, str | None, dict[str, float]]] = []
     for c in cands:
         if c[0] in seen:
             continue
@@ -267,17 +239,7 @@ def candidates_for(message: str, history: Sequence[tuple[str, str]], rules_query
     best_parser = max((sums[i] for i in parser_idx), default=None)
     best_parser_mean = max((means[i] for i in parser_idx), default=None)
     out = []
-    # The sum above mixes two judgements: how likely the model finds the phrase where the
-    # reference stood (which thing it expects to be talked about) and how likely the rest
-    # of the message is once the phrase is there (partial scoring, Trinh and Le 2018: the
-    # continuation after a right referent reads better). Each is read separately too.
-    parts = [_parts(scores[i], c[4]) if scores else (0.0, 0.0, 0.0, 0.0) for i, c in enumerate(unique)]
-    typed_after = parts[0][2]
-    best_first = max((parts[i][1] for i in parser_idx), default=None)
-    best_after = max((parts[i][2] for i in parser_idx), default=None)
-    rank_first = _ranks([parts[i][1] for i in parser_idx], parser_idx)
-    rank_after = _ranks([parts[i][2] for i in parser_idx], parser_idx)
-    for i, (text, gen, phrase, feats, _) in enumerate(unique):
+    for i, (text, gen, phrase, feats) in enumerate(unique):
         f = {
             **{k: 0.0 for k in _base_feature_names()},
             **feats,
@@ -290,14 +252,8 @@ def candidates_for(message: str, history: Sequence[tuple[str, str]], rules_query
             "gen_parser": float(gen == "parser"),
             "rules_equal": float(bool(rules_query) and text == rules_query),
             "msg_tokens": len(doc), "ref_at_start": float(ref.start == 0),
-            "ref_head_used": float(ref.head_used), "ref_named": float(ref.named),
             "lm_vs_best_parser": sums[i] - best_parser if best_parser is not None else 0.0,
             "lm_mean_vs_best_parser": means[i] - best_parser_mean if best_parser_mean is not None else 0.0,
-            "lm_ref": parts[i][0], "lm_ref_first": parts[i][1], "lm_after": parts[i][2],
-            "lm_after_mean": parts[i][3], "lm_after_vs_typed": parts[i][2] - typed_after,
-            "lm_first_vs_best_parser": parts[i][1] - best_first if best_first is not None else 0.0,
-            "lm_after_vs_best_parser": parts[i][2] - best_after if best_after is not None else 0.0,
-            "lm_rank_first": rank_first.get(i, -1.0), "lm_rank_after": rank_after.get(i, -1.0),
         }
         for k in _CLASSES:
             f[f"rules_{k}"] = float(rules_class == k)
@@ -305,25 +261,6 @@ def candidates_for(message: str, history: Sequence[tuple[str, str]], rules_query
             f[f"ref_{k}"] = float(ref.kind == k)
         out.append(Candidate(text, gen, phrase, f))
     return ref, out
-
-
-def _parts(score: CandidateScore, span: tuple[int, int]) -> tuple[float, float, float, float]:
-    """A candidate's log-probability where the reference stood (its sum and its first
-    token's) and after it (sum and mean); ``span`` is in the candidate as written, the model
-    read it after one space."""
-    ref_sum, _, _ = score.span(span[0] + 1, span[1] + 1)
-    # the first word that tells candidates apart: an article is shared by many of them
-    words = score.text[span[0] + 1: span[1] + 1].split(" ", 1)
-    skip = len(words[0]) + 1 if len(words) == 2 and words[0].lower() in _ARTICLES else 0
-    _, ref_first, _ = score.span(span[0] + 1 + skip, span[1] + 1)
-    after, _, n = score.span(span[1] + 1, len(score.text))
-    return ref_sum, ref_first, after, after / n if n else 0.0
-
-
-def _ranks(values: list[float], index: list[int]) -> dict[int, float]:
-    """Each of ``index``'s rank (0: the best) by ``values``."""
-    order = np.argsort(-np.asarray(values), kind="stable")
-    return {index[int(j)]: float(r) for r, j in enumerate(order)}
 
 
 def _runner_up(ranked: list[float], own: float) -> float:
@@ -338,7 +275,7 @@ def _runner_up(ranked: list[float], own: float) -> float:
 def _base_feature_names() -> list[str]:
     names = ["distance", "from_user", "proper", "plural", "tokens", "sentence", "position", "is_entity",
              "mentions", "in_prev_user", "agree_person", "gender_agree", "agree_plural", "disagree",
-             "substitution", "completion", "shares_ref_words"]
+             "substitution", "completion"]
     names += [f"label_{lab}" for lab in _LABELS] + [f"dep_{d}" for d in _DEPS]
     return names
 
@@ -350,8 +287,6 @@ def feature_names() -> list[str]:
         "lm_margin", "n_candidates", "possessive", "gen_typed", "gen_rules", "gen_parser", "rules_equal",
         "msg_tokens", "ref_at_start", *[f"ref_{k}" for k in _KINDS],
         "lm_vs_best_parser", "lm_mean_vs_best_parser", *[f"rules_{k}" for k in _CLASSES],
-        "lm_ref", "lm_ref_first", "lm_after", "lm_after_mean", "lm_after_vs_typed", "lm_first_vs_best_parser",
-        "lm_after_vs_best_parser", "lm_rank_first", "lm_rank_after", "ref_head_used", "ref_named",
     ]
 
 
@@ -400,8 +335,8 @@ class ReferenceDecider:
         first, ref = self._decide_one(message, history, rules_query, rules_class, None)
         if first.query is None or ref is None or ref.kind not in _PRONOUN_KINDS:
             return first
-        # a pronoun of another referent in the same message ("will she tell him if ..."):
-        # decided the same way over the rewrite so far, which now holds the first phrase
+        # a person pronoun of another referent in the same message ("will she tell him if
+        # ..."): decided the same way over the rewrite so far, which now holds the first phrase
         done = first
         resolved = {ref.agreement}
         while True:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib.util
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,24 +40,6 @@ class CandidateScore:
     text: str
     logprob: float
     tokens: int
-    #: each scored token's log-probability, and where in ``text`` it ends (characters);
-    #: scoring began at ``start`` (before it, the prefix every candidate shared)
-    pieces: tuple[float, ...] = field(default=(), compare=False)
-    ends: tuple[int, ...] = field(default=(), compare=False)
-    start: int = 0
-
-    def span(self, begin: int, end: int) -> tuple[float, float, int]:
-        """The log-probability of the scored tokens that overlap ``text[begin:end]``, that of
-        the first of them, and how many there are ((0.0, 0.0, 0) when none was scored)."""
-        total, first, n = 0.0, 0.0, 0
-        prev = self.start
-        for lp, stop in zip(self.pieces, self.ends, strict=True):
-            if stop > begin and prev < end:
-                first = lp if n == 0 else first
-                total += lp
-                n += 1
-            prev = stop
-        return total, first, n
 
     @property
     def mean(self) -> float:
@@ -300,8 +282,7 @@ class SmallLM:
         ctx = self.encode(context + shared)[-DEFAULT_MAX_CONTEXT_TOKENS:]
         if not ctx:
             raise ValueError("the context must hold at least one token")
-        encoded = [self.tokenizer.encode(c[len(shared):]) for c in candidates]
-        cand_ids = [list(e.ids)[:DEFAULT_MAX_CANDIDATE_TOKENS] for e in encoded]
+        cand_ids = [self.encode(c[len(shared):])[:DEFAULT_MAX_CANDIDATE_TOKENS] for c in candidates]
         # One packed sequence: the context, then every candidate but its last token. The
         # context is causal; a candidate token sees the whole context and its own earlier
         # tokens, not another candidate's. (One pass of ~200 rows keeps BLAS busier than a
@@ -332,11 +313,11 @@ class SmallLM:
         scores = []
         k = len(cand_ids)
         for i, c in enumerate(cand_ids):
+            total = float(lp[i]) if c else 0.0
             n_rest = max(len(c) - 1, 0)
-            pieces = ((float(lp[i]),) if c else ()) + tuple(float(v) for v in lp[k : k + n_rest])
+            total += float(lp[k : k + n_rest].sum())
             k += n_rest
-            ends = tuple(len(shared) + int(e) for _, e in encoded[i].offsets[: len(c)])
-            scores.append(CandidateScore(candidates[i], float(sum(pieces)), len(c), pieces, ends, len(shared)))
+            scores.append(CandidateScore(candidates[i], total, len(c)))
         return scores
 
     def generate(self, prompt: str, max_tokens: int = 20) -> str:

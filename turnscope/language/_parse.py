@@ -84,11 +84,6 @@ class Reference:
     #: ``person`` (he, her), ``thing`` (it, that), ``plural`` (they), ``np`` ("the cheaper one")
     kind: str
     possessive: bool
-    #: a noun phrase's head noun was used in the last messages ("the piece" after a piece);
-    #: False for a description by kind ("the composer" after a name and its score)
-    head_used: bool = True
-    #: a definite phrase around a name ("the bmw"): it refers back only to a fuller mention
-    named: bool = False
 
     @property
     def agreement(self) -> str:
@@ -119,10 +114,9 @@ class Phrase:
 
 
 def references(doc: Any, earlier: set[str] | None = None) -> list[Reference]:
-    """Pronouns and definite noun phrases of a parsed message, the likeliest references
-    first. A definite noun phrase that nothing completes in the message (not "the capital
-    of France") may point back; whether its head noun was used before (``earlier``: the
-    lemmas of the last messages) and whether it holds a name are recorded for the ranker."""
+    """Pronouns and definite noun phrases of a parsed message, in order. A definite noun
+    phrase points back only when its head noun was used before (``earlier``: the lemmas of
+    the last messages) and nothing completes it in the message ("the capital of France")."""
     out: list[Reference] = []
     taken: set[int] = set()
     for chunk in doc.noun_chunks:
@@ -131,9 +125,8 @@ def references(doc: Any, earlier: set[str] | None = None) -> list[Reference]:
             continue
         completed = any(c.dep_ in ("prep", "relcl", "acl") for c in chunk.root.children)
         used = earlier is None or chunk.root.lemma_.lower() in earlier
-        named = any(t.ent_type_ for t in chunk)
-        if first.lower_ in _DETERMINERS and not completed and chunk.root.pos_ in ("NOUN", "PROPN"):
-            out.append(Reference(chunk.start_char, chunk.end_char, chunk.text, "np", False, used, named))
+        if first.lower_ in _DETERMINERS and not any(t.ent_type_ for t in chunk) and used and not completed:
+            out.append(Reference(chunk.start_char, chunk.end_char, chunk.text, "np", False))
             taken.update(range(chunk.start, chunk.end))
     for tok in doc:
         # "the cheaper one", "that other one": the parser heads them with the numeral "one"
@@ -163,9 +156,7 @@ def references(doc: Any, earlier: set[str] | None = None) -> list[Reference]:
         if low == "it" and tok.dep_ == "expl":
             continue
         out.append(Reference(tok.idx, tok.idx + len(tok.text), tok.text, kind, poss))
-    # a pronoun or a phrase whose noun was used before comes first; a description by kind
-    # or a phrase around a name is weaker evidence of a reference
-    return sorted(out, key=lambda r: (not r.head_used or r.named, r.start))
+    return sorted(out, key=lambda r: r.start)
 
 
 def _clean(span: Any) -> Any:
