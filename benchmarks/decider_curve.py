@@ -20,11 +20,11 @@ from pathlib import Path
 
 from turnscope.training.decider import (
     CACHE_DIR,
-    _rows,
     choose_threshold,
     decisions,
     fit_booster,
     outcome,
+    split_rows,
     subset_by_conversation,
     training_rows,
 )
@@ -35,7 +35,7 @@ def main() -> int:
     ap.add_argument("--png", default=None)
     ap.add_argument("--cache-dir", type=Path, default=CACHE_DIR)
     args = ap.parse_args()
-    dev, check = (_rows(args.cache_dir / f"{s}.jsonl") for s in ("dev", "check"))
+    dev, check = (split_rows(args.cache_dir, s) for s in ("dev", "check"))
     train, counts = training_rows(args.cache_dir)
     print(f"training rows: {counts}")
     base = outcome(decisions(fit_booster(train), check), 2.0)

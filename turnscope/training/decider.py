@@ -183,15 +183,17 @@ def outcome(dec: list[tuple[dict[str, Any], float, dict[str, Any] | None]], thre
 
 def training_rows(cache_dir: Path, public: bool = False) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """The corpus's train part and, with ``public``, every public development set extracted
-    (``canard*.jsonl``, ``cast2019*.jsonl``, ``cast2021even*.jsonl``)."""
+    (:func:`split_rows` of ``canard``, ``cast2019``, ``cast2021even``)."""
     rows = split_rows(cache_dir, "train")
     counts = {"corpus train": len(rows)}
     if public:
         for source in PUBLIC_SOURCES:
-            extra = [r for path in sorted(cache_dir.glob(f"{source}*.jsonl")) for r in _rows(path)]
-            if extra:
-                counts[source] = len(extra)
-                rows += extra
+            try:
+                extra = split_rows(cache_dir, source)
+            except FileNotFoundError:
+                continue  # not extracted: trained without it
+            counts[source] = len(extra)
+            rows += extra
     return rows, counts
 
 
