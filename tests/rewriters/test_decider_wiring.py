@@ -71,3 +71,19 @@ def test_japanese_never_puts_a_name_in_front_of_a_whole_sentence() -> None:
     s.assistant("市区町村の窓口で再設定できます。担当の河野さんに相談してください。")
     r = s.user("彼って今も窓口にいるの？")
     assert "の彼って" not in r.query  # 「窓口の彼って…」 would read as someone else
+
+
+def test_a_pasted_text_is_not_sent_to_the_decider_or_the_anchor() -> None:
+    from turnscope.rewriters._embedded import DEFAULT_MAX_DECIDED_CHARS
+
+    d = FakeDecider(Decision("How old is Bong Joon-ho?", "Bong Joon-ho", 0.9, "he", 5, "ranked first"))
+    long = "How old is he? " + "This paragraph was pasted from a review. " * 30
+    assert len(long) > DEFAULT_MAX_DECIDED_CHARS
+    r = _session(d).user(long)
+    assert d.calls == []
+    assert "longer than" in r.trace["decider"]["reason"]
+    assert "longer than" in r.trace["anchor"]["reason"]
+    assert r.decided_by != "decider" and r.query.endswith("pasted from a review.")
+    # a message at the limit is still decided
+    _session(d).user("How old is he?" + " really" * ((DEFAULT_MAX_DECIDED_CHARS - 20) // 7))
+    assert len(d.calls) == 1

@@ -98,6 +98,14 @@ __all__ = ["EmbeddedRewriter"]
 
 log = logging.getLogger("turnscope.rewriters")
 
+#: The decider and the topic anchor parse the message (spaCy, about linear in its length:
+#: a 120,000-character paste took 43 s) and score it with the language model. A follow-up
+#: whose reference needs deciding is a sentence or two (the longest user message of every
+#: public set and the written corpus is 167 characters); a longer message is a pasted text,
+#: and the rules' rewrite stands.
+DEFAULT_MAX_DECIDED_CHARS = 1000
+_TOO_LONG = f"the message is longer than {DEFAULT_MAX_DECIDED_CHARS} characters"
+
 
 class RouteRule:
     """Which store the reference rules read, once the pro-forms and the learned resolver
@@ -200,6 +208,9 @@ class EmbeddedRewriter:
             # "in more detail" restates the previous question; "the second one" picks from a
             # list the rules read exactly: neither is a choice between phrases
             return
+        if len(request.message.text) > DEFAULT_MAX_DECIDED_CHARS:
+            turn.trace["decider"] = {"chosen": None, "reason": _TOO_LONG}
+            return
         decider = self.decider
         if decider is None:
             turn.trace["decider"] = {"status": "unavailable", "reason": decider_unavailable()}
@@ -234,6 +245,9 @@ class EmbeddedRewriter:
             return
         if turn.c.reference_class in (ReferenceClass.PAGE,
                                       ReferenceClass.SITE, ReferenceClass.EARLIER):
+            return
+        if len(request.message.text) > DEFAULT_MAX_DECIDED_CHARS:
+            turn.trace["anchor"] = {"phrase": None, "reason": _TOO_LONG}
             return
         segment = _segment(turn)
         if len(segment) < 2:
