@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import logging
 import statistics
 import sys
 from collections import defaultdict
@@ -169,7 +170,7 @@ def replay(its: list[dict[str, Any]], policy: str, answers: dict[str, str],
 
 
 #: prompts no longer built: their recorded rows are kept and scored from the answers' query
-BEFORE = ("default-before", "full-before")
+BEFORE = ("default-before", "full-before", "long-default-before")
 
 
 def cmd_prompts(_: argparse.Namespace) -> int:
@@ -198,8 +199,14 @@ def cmd_prompts(_: argparse.Namespace) -> int:
     _, transport, _ = replay(longs, "default", {}, echo=True)
     if len(transport.asked) != len(longs):
         print(f"long-default: {len(transport.asked)} prompts for {len(longs)} items", file=sys.stderr)
-    rows += [{"key": key_of(m), "variant": "long-default", "item": it["id"], "messages": m}
-             for it, m in zip(longs, transport.asked, strict=False)]
+    long_rows = [{"key": key_of(m), "variant": "long-default", "item": it["id"], "messages": m}
+                 for it, m in zip(longs, transport.asked, strict=False)]
+    # the long prompt as it was before a change keeps its rows (and answers) as "-before"
+    long_keys = {r["key"] for r in long_rows}
+    if not any(r["variant"] == "long-default-before" for r in rows):
+        rows += [{**r, "variant": "long-default-before"} for r in old
+                 if r["variant"] == "long-default" and r["key"] not in long_keys]
+    rows += long_rows
     for it in longs:
         m = condense_messages(it)
         rows.append({"key": key_of(m), "variant": "long-condense", "item": it["id"], "messages": m})
@@ -335,10 +342,15 @@ def _score_long(answers: dict[str, str], prompts: list[dict[str, Any]]) -> dict[
         missing += a is None
         cq.append((a or it["follow_up"]).strip().strip('"'))
     cols = {"condense (whole history)": _figures(longs, cq)}
+    before = from_answers(longs, prompts, answers, "long-default-before")
+    if before is not None:
+        cols["default before (slots, scores)"] = before
     queries, transport, _ = replay(longs, "default", answers)
     cols["turnscope default"] = _figures(longs, queries)
     missing += sum(1 for m in transport.asked if key_of(m) not in answers)
     tokens = {"condense (whole history)": sorted(prompt_size(condense_messages(it))[1] for it in longs),
+              "default before (slots, scores)": sorted(prompt_size(p["messages"])[1] for p in prompts
+                                                       if p["variant"] == "long-default-before"),
               "turnscope default": sorted(prompt_size(m)[1] for m in transport.asked)}
     turns = sorted(len(it["prefix"]) for it in longs)
     print(f"\nlong conversations: {len(longs)} items, history {turns[0]}-{turns[-1]} turns "
@@ -363,7 +375,27 @@ def main(argv: list[str] | None = None) -> int:
     sc = sub.add_parser("score")
     sc.add_argument("--save")
     args = ap.parse_args(argv)
-    return {"prompts": cmd_prompts, "split": cmd_split, "score": cmd_score}[args.cmd](args)
+    # the rewriter's warnings quote the rejected answer, that is a check item's words: they
+    # are counted, not printed (docs/splits.md, use 11)
+    quiet = _Counted()
+    log = logging.getLogger("turnscope")
+    log.addHandler(quiet)
+    log.propagate = False
+    try:
+        return {"prompts": cmd_prompts, "split": cmd_split, "score": cmd_score}[args.cmd](args)
+    finally:
+        if quiet.count:
+            print(f"{quiet.count} warnings of the rewriter (answers its guard rejected, answered "
+                  "by the embedded fallback) counted, not shown", file=sys.stderr)
+
+
+class _Counted(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += 1
 
 
 if __name__ == "__main__":

@@ -174,8 +174,17 @@ def test_bundled_conversations_stripped_of_shipped_names_stay_clean() -> None:
     convs = _stripped_bundled_conversations()
     # enough of the set survives the stripping to mean something
     assert len(convs) >= 50, len(convs)
+    # a conversation that begins another one is checked by replaying the longer: every
+    # turn of it is rewritten there in the same state (items of one conversation share
+    # their prefixes)
+    longest_first = sorted(convs, key=lambda c: -len(c[1]))
+    kept: list[tuple[str, list[Turn], list[Screen]]] = []
+    for conv in longest_first:
+        _, turns, screens = conv
+        if not any(k[1][:len(turns)] == turns and k[2][:len(screens)] == screens for k in kept):
+            kept.append(conv)
     bad = []
-    for item_id, turns, screens in convs:
+    for item_id, turns, screens in kept:
         for query, leaked in replay_checked(turns, screens):
             if leaked:
                 bad.append((item_id, query, sorted(leaked)))

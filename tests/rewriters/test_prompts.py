@@ -123,9 +123,11 @@ def test_default_adds_the_recalled_exchange() -> None:
     req = capture_requests(RECALL_CONVERSATION, policy="default", vocabulary=cloud_vocab())[-1]
     user = build_messages(req)[1]["content"]
     assert 'EARLIER EXCHANGE THE MESSAGE REFERS TO (found by topic key "Dublin"):' in user
-    live = user.split("\n\nRECENT TURNS:", 1)[0]
+    live, rest = user.split("\n\nRECENT TURNS:", 1)
     # slots brought back with the exchange are not presented as live
-    assert "Dublin" not in live and "billing export API" in live
+    assert "Dublin" not in live
+    # a live slot the recent turns spell is not repeated among the live entities
+    assert "billing export API" not in live and "billing export API" in rest.split("LATEST MESSAGE:")[0]
     assert "ENTITIES OF THAT EXCHANGE:\n" in user and "- region: Dublin" in user
     assert LIVENESS_INSTRUCTION in user
 
@@ -220,3 +222,8 @@ def test_the_default_shows_a_short_conversation_whole_and_scopes_a_long_one() ->
     assert len([t for t in long_req.state.turns if t.index < long_req.message.index]) > 10
     long = build_messages(long_req)[1]["content"]
     assert "LIVE ENTITIES:" in long and LIVENESS_INSTRUCTION in long
+    # no resolver scores, and slots written shorter than the liveness policy writes them
+    assert "EARLIER PHRASES RANKED" not in long and "last mentioned turn" not in long
+    scoped = build_messages(capture_requests(RECALL_CONVERSATION, policy="relevant",
+                                             vocabulary=cloud_vocab())[-1])[1]["content"]
+    assert "last mentioned turn" in scoped or "LIVE ENTITIES:\n(none)" in scoped

@@ -198,14 +198,21 @@ def _render_turns(state: ConversationState, turns: Iterable[int]) -> str:
     return "\n".join(lines) or _NONE
 
 
-def _render_slots(slots: Sequence[Slot]) -> str:
+def _render_slots(slots: Sequence[Slot], *, shown: str = "", compact: bool = False) -> str:
+    """One line per slot. ``compact`` (the default policy's long prompt) leaves out a slot
+    whose name the shown turns (``shown``) already spell and writes its turn shorter: a long
+    conversation's live slots were most of that prompt, half of them repeating the recent
+    turns."""
     lines: list[str] = []
     seen: set[str] = set()
+    low = shown.casefold()
     for s in slots:
         # a name can have an older generation of the same slot; show the thing once
-        if s.key.casefold() not in seen:
-            seen.add(s.key.casefold())
-            lines.append(f"- {s.type}: {s.name} (last mentioned turn {s.last_seen})")
+        if s.key.casefold() in seen or (compact and s.name.casefold() in low):
+            continue
+        seen.add(s.key.casefold())
+        when = f"turn {s.last_seen}" if compact else f"last mentioned turn {s.last_seen}"
+        lines.append(f"- {s.type}: {s.name} ({when})")
     return "\n".join(lines) or _NONE
 
 
@@ -313,9 +320,15 @@ def _segment(request: RewriteRequest, counterweight: bool) -> list[dict[str, str
     return _messages(_system(counterweight, guarded=False), user)
 
 
-def _liveness(request: RewriteRequest, counterweight: bool) -> list[dict[str, str]]:
+def _liveness(request: RewriteRequest, counterweight: bool, *,
+              long_default: bool = False) -> list[dict[str, str]]:
     """Live slots + recent turns + latest message + the liveness instruction; for the
-    ``default`` and ``relevant`` scopes also the recalled exchange and the screen."""
+    ``default`` and ``relevant`` scopes also the recalled exchange and the screen.
+
+    ``long_default``: the default policy past :data:`SHORT_CONVERSATION_TURNS` turns, whose
+    prompt must stay well under the whole history's: no resolver scores (replayed answers
+    were as good without them, docs/llm.md) and the slots the recent turns already spell
+    left out."""
     msg, scope, state = request.message, request.scope, request.state
     recalled: set[int] = set()
     for ex in scope.recalled:
@@ -332,12 +345,13 @@ def _liveness(request: RewriteRequest, counterweight: bool) -> list[dict[str, st
         recalled_section = RECALLED_SECTION.format(
             key=f' (found by topic key "{key_text}")' if key_text else "",
             turns=_render_turns(state, sorted(recalled)),
-            entities=RECALLED_ENTITIES.format(slots=_render_slots(brought_back))
+            entities=RECALLED_ENTITIES.format(slots=_render_slots(brought_back, compact=long_default))
             if brought_back else "")
+    turns = _render_turns(state, recent)
     user = LIVENESS_TEMPLATE.format(
-        slots=_render_slots(live),
-        turns=_render_turns(state, recent),
-        extras=_extras(_render_ranked(request), recalled_section,
+        slots=_render_slots(live, shown=turns, compact=long_default),
+        turns=turns,
+        extras=_extras("" if long_default else _render_ranked(request), recalled_section,
                        _render_lists(scope.enumerations, set(scope.turns)), _render_screen(scope)),
         message=msg.text, language=_language(msg), instruction=LIVENESS_INSTRUCTION)
     return _messages(_system(counterweight, guarded=True), user)
@@ -356,7 +370,7 @@ def _default(request: RewriteRequest, counterweight: bool) -> list[dict[str, str
     msg, state = request.message, request.state
     earlier = [t.index for t in state.turns if t.index < msg.index]
     if len(earlier) > SHORT_CONVERSATION_TURNS:
-        return _liveness(request, counterweight)
+        return _liveness(request, counterweight, long_default=True)
     return _whole(request, counterweight, earlier)
 
 
