@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from turnscope._encoder import E5Encoder
+from turnscope._encoder import DEFAULT_MAX_QUERY_CHARS, E5Encoder
 
 
 def test_query_vectors_are_normalised_and_repeats_are_exact() -> None:
@@ -26,8 +26,6 @@ def test_the_query_cache_is_bounded_and_keeps_the_recent() -> None:
 
 
 def test_a_long_query_is_embedded_from_its_first_characters() -> None:
-    from turnscope._encoder import DEFAULT_MAX_QUERY_CHARS
-
     enc = E5Encoder(query_cache=4)
     head = "Does the Dublin region support customer-managed keys? " * 40
     assert len(head) >= DEFAULT_MAX_QUERY_CHARS

@@ -104,7 +104,13 @@ log = logging.getLogger("turnscope.rewriters")
 #: public set and the written corpus is 167 characters); a longer message is a pasted text,
 #: and the rules' rewrite stands.
 DEFAULT_MAX_DECIDED_CHARS = 1000
-_TOO_LONG = f"the message is longer than {DEFAULT_MAX_DECIDED_CHARS} characters"
+
+
+def _pasted(request: RewriteRequest) -> str | None:
+    """Why the decider and the anchor leave this message alone (a pasted text), or None."""
+    if len(request.message.text) > DEFAULT_MAX_DECIDED_CHARS:
+        return f"the message is longer than {DEFAULT_MAX_DECIDED_CHARS} characters"
+    return None
 
 
 class RouteRule:
@@ -208,8 +214,8 @@ class EmbeddedRewriter:
             # "in more detail" restates the previous question; "the second one" picks from a
             # list the rules read exactly: neither is a choice between phrases
             return
-        if len(request.message.text) > DEFAULT_MAX_DECIDED_CHARS:
-            turn.trace["decider"] = {"chosen": None, "reason": _TOO_LONG}
+        if (pasted := _pasted(request)) is not None:
+            turn.trace["decider"] = {"chosen": None, "reason": pasted}
             return
         decider = self.decider
         if decider is None:
@@ -246,8 +252,8 @@ class EmbeddedRewriter:
         if turn.c.reference_class in (ReferenceClass.PAGE,
                                       ReferenceClass.SITE, ReferenceClass.EARLIER):
             return
-        if len(request.message.text) > DEFAULT_MAX_DECIDED_CHARS:
-            turn.trace["anchor"] = {"phrase": None, "reason": _TOO_LONG}
+        if (pasted := _pasted(request)) is not None:
+            turn.trace["anchor"] = {"phrase": None, "reason": pasted}
             return
         segment = _segment(turn)
         if len(segment) < 2:

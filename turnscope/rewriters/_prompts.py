@@ -198,20 +198,20 @@ def _render_turns(state: ConversationState, turns: Iterable[int]) -> str:
     return "\n".join(lines) or _NONE
 
 
-def _render_slots(slots: Sequence[Slot], *, shown: str = "", compact: bool = False) -> str:
-    """One line per slot. ``compact`` (the default policy's long prompt) leaves out a slot
-    whose name the shown turns (``shown``) already spell and writes its turn shorter: a long
-    conversation's live slots were most of that prompt, half of them repeating the recent
-    turns."""
+def _render_slots(slots: Sequence[Slot], *, compact_after: str | None = None) -> str:
+    """One line per slot. ``compact_after`` (the default policy's long prompt: the turns it
+    shows) leaves out a slot whose name those turns already spell and writes its turn
+    shorter: a long conversation's live slots were most of that prompt, half of them
+    repeating the recent turns."""
     lines: list[str] = []
     seen: set[str] = set()
-    low = shown.casefold()
+    shown = compact_after.casefold() if compact_after is not None else None
     for s in slots:
         # a name can have an older generation of the same slot; show the thing once
-        if s.key.casefold() in seen or (compact and s.name.casefold() in low):
+        if s.key.casefold() in seen or (shown is not None and s.name.casefold() in shown):
             continue
         seen.add(s.key.casefold())
-        when = f"turn {s.last_seen}" if compact else f"last mentioned turn {s.last_seen}"
+        when = f"last mentioned turn {s.last_seen}" if shown is None else f"turn {s.last_seen}"
         lines.append(f"- {s.type}: {s.name} ({when})")
     return "\n".join(lines) or _NONE
 
@@ -345,11 +345,12 @@ def _liveness(request: RewriteRequest, counterweight: bool, *,
         recalled_section = RECALLED_SECTION.format(
             key=f' (found by topic key "{key_text}")' if key_text else "",
             turns=_render_turns(state, sorted(recalled)),
-            entities=RECALLED_ENTITIES.format(slots=_render_slots(brought_back, compact=long_default))
+            entities=RECALLED_ENTITIES.format(
+                slots=_render_slots(brought_back, compact_after="" if long_default else None))
             if brought_back else "")
     turns = _render_turns(state, recent)
     user = LIVENESS_TEMPLATE.format(
-        slots=_render_slots(live, shown=turns, compact=long_default),
+        slots=_render_slots(live, compact_after=turns if long_default else None),
         turns=turns,
         extras=_extras("" if long_default else _render_ranked(request), recalled_section,
                        _render_lists(scope.enumerations, set(scope.turns)), _render_screen(scope)),
