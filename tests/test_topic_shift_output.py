@@ -97,3 +97,46 @@ def test_the_rewriters_own_flag_stays_in_the_trace() -> None:
     assert all(trace["rewriter_topic_shift"] is True for _, trace in got)
     assert [shift for shift, _ in got] == detector_decisions()
     assert all(trace["decided_by"] == "rewriter" for _, trace in got)
+
+
+def _bundled_conversations() -> list[list[tuple[str, str, dict[str, str | None] | None]]]:
+    """Every bundled item as a conversation (role, text, screen) ending with its follow-up;
+    one that begins a longer one is left to the longer (its turns are decided there in the
+    same state)."""
+    from turnscope.evaluation import bundled_items
+
+    convs = []
+    for item in bundled_items():
+        turns = [(t.role, t.content, t.screen.model_dump() if t.screen else None)
+                 for t in item.prefix]
+        convs.append([*turns, ("user", item.follow_up,
+                               item.screen.model_dump() if item.screen else None)])
+    kept: list[list[tuple[str, str, dict[str, str | None] | None]]] = []
+    for conv in sorted(convs, key=len, reverse=True):
+        if not any(k[:len(conv)] == conv for k in kept):
+            kept.append(conv)
+    return kept
+
+
+def test_the_state_keeps_the_outputs_decision_on_every_bundled_turn() -> None:
+    # one decision per turn: what the output says is what later turns read back from the
+    # conversation's records (issue 38)
+    from turnscope.evaluation import bundled_session_vocabulary
+
+    vocabulary = bundled_session_vocabulary()
+    turns = shifts = 0
+    differ = []
+    for conv in _bundled_conversations():
+        s = Session(vocabulary=vocabulary)
+        for role, text, screen in conv:
+            if role != "user":
+                s.assistant(text, screen=screen)
+                continue
+            r = s.user(text, screen=screen)
+            turns += 1
+            shifts += r.topic_shift
+            if s.state.resolved[r.turn].topic_shift != r.topic_shift:
+                differ.append((r.turn, text))
+    assert differ == []
+    # the set holds both answers, so the comparison means something
+    assert turns >= 100 and 0 < shifts < turns, (turns, shifts)

@@ -396,11 +396,10 @@ class Session:
         entities = result.entities
         self._append(Turn(idx, Role.USER, content, lang, scr), entities)
         state.slots.observe(idx, entities, by_user=True)
-        # the session's own records keep the rewriter's flag (ShiftDecision.rewriter_flag):
-        # the rewriter reads it back in later turns, and segment:flag is defined as the flag
-        # riding on the rewrite
+        # the record keeps the turn's one decision, the output's (later turns' rules read it);
+        # segment:flag alone is defined as the flag riding on the rewrite
         state.resolved[idx] = ResolvedTurn(idx, result.query, entities, result.focus,
-                                           shift.rewriter_flag, self._topic(result))
+                                           shift.shift, self._topic(result))
         state.index_exchange_text(idx, content + " " + result.query)
         if shift.rewriter_flag:
             # the flag detector: the flag riding on this rewrite opens a new segment

@@ -118,6 +118,7 @@ class ResolvedTurn:
     query: str
     entities: tuple[Mention, ...]
     focus: Mention | None
+    #: the turn's one topic-shift decision, the output's ``topic_shift``
     topic_shift: bool
     #: the conversation topic in force after this turn: the subject a later question with
     #: no subject of its own is about ("what are the main themes?")

@@ -242,13 +242,13 @@ class FlagDetector:
 class ShiftDecision:
     """One user turn's topic shift, as the output says it and as the records keep it."""
 
-    #: the output's ``topic_shift``: the learned detector's thresholded decision or an
+    #: the turn's decision: the output's ``topic_shift`` and the record later turns read
+    #: (``ResolvedTurn.topic_shift``): the learned detector's thresholded decision or an
     #: explicit change-of-subject cue; the rewriter's flag only if the detector cannot load
     shift: bool
-    #: the rewriter's own flag, which the conversation's records keep
-    #: (``ResolvedTurn.topic_shift``, read by later ordinals, and the ``segment:flag``
-    #: start, defined as the flag riding on the rewrite); it differs from ``shift`` on
-    #: drift the detector scores as a shift (see :meth:`TopicShift.rewriter_flag`)
+    #: the rewriter's own flag, read only as the ``segment:flag`` start (that policy is
+    #: defined as the flag riding on the rewrite); it differs from ``shift`` on drift the
+    #: detector scores as a shift (see :meth:`TopicShift.rewriter_flag`)
     rewriter_flag: bool
     #: what the trace records about the decision
     notes: Mapping[str, object]
