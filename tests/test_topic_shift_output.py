@@ -100,22 +100,13 @@ def test_the_rewriters_own_flag_stays_in_the_trace() -> None:
 
 
 def _bundled_conversations() -> list[list[tuple[str, str, dict[str, str | None] | None]]]:
-    """Every bundled item as a conversation (role, text, screen) ending with its follow-up;
-    one that begins a longer one is left to the longer (its turns are decided there in the
-    same state)."""
+    """Every bundled item as a conversation (role, text, screen) ending with its follow-up."""
     from turnscope.evaluation import bundled_items
 
-    convs = []
-    for item in bundled_items():
-        turns = [(t.role, t.content, t.screen.model_dump() if t.screen else None)
-                 for t in item.prefix]
-        convs.append([*turns, ("user", item.follow_up,
-                               item.screen.model_dump() if item.screen else None)])
-    kept: list[list[tuple[str, str, dict[str, str | None] | None]]] = []
-    for conv in sorted(convs, key=len, reverse=True):
-        if not any(k[:len(conv)] == conv for k in kept):
-            kept.append(conv)
-    return kept
+    return [[*((t.role, t.content, t.screen.model_dump() if t.screen else None)
+               for t in item.prefix),
+             ("user", item.follow_up, item.screen.model_dump() if item.screen else None)]
+            for item in bundled_items()]
 
 
 def test_the_state_keeps_the_outputs_decision_on_every_bundled_turn() -> None:
