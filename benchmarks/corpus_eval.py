@@ -34,6 +34,11 @@ PATTERN_GROUPS = {
 }
 
 
+def group_of(item: dict[str, Any]) -> str:
+    """The item's row in the per-group tables: its language and reference group."""
+    return f"{item['lang']}:{PATTERN_GROUPS.get(item['pattern'], 'other')}"
+
+
 def baseline_queries(item: dict[str, Any]) -> dict[str, str]:
     users = [t["content"] for t in item["prefix"] if t["role"] == "user"]
     return {
@@ -107,7 +112,7 @@ def main() -> int:
 
     def key(item: dict[str, Any]) -> str:
         if args.by == "group":
-            return f"{item['lang']}:{PATTERN_GROUPS.get(item['pattern'], 'other')}"
+            return group_of(item)
         return f"{item['lang']}:{item[args.by]}"
 
     start = time.perf_counter()

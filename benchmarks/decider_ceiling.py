@@ -18,7 +18,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from corpus_eval import PATTERN_GROUPS
+from corpus_eval import group_of
 
 from turnscope.training.corpus import load_corpus
 from turnscope.training.decider import CACHE_DIR
@@ -29,7 +29,7 @@ def main() -> int:
     ap.add_argument("--split", default="dev", choices=["train", "dev", "check"])
     ap.add_argument("--dump", type=Path, required=True, help="corpus_eval.py --dump output")
     args = ap.parse_args()
-    lang = {it["id"]: it["lang"] for it in load_corpus(args.split)}
+    items = {it["id"]: it for it in load_corpus(args.split)}
     queries = [json.loads(line) for line in args.dump.read_text("utf-8").splitlines() if line]
     records = {}
     for line in (CACHE_DIR / f"{args.split}.jsonl").read_text("utf-8").splitlines():
@@ -41,7 +41,7 @@ def main() -> int:
         cands = records.get(q["id"], {}).get("cands", [])
         reachable = right or any(c["good"] for c in cands)
         by_parser = any(c["good"] and c["gen"] == "parser" for c in cands)
-        for key in (f"{lang[q['id']]}:{PATTERN_GROUPS.get(q['pattern'], 'other')}", "ALL"):
+        for key in (group_of(items[q["id"]]), "ALL"):
             c = counts[key]
             c[0] += 1
             c[1] += right
