@@ -31,9 +31,9 @@ from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 import httpx
+from resolver_sets import SETS as PUBLIC_SETS
 
 from turnscope import Session
-from turnscope.datasets import load_cast
 from turnscope.evaluation import check_terms
 from turnscope.rewriters import CascadeRewriter, LLMRewriter
 from turnscope.training.corpus import load_corpus
@@ -61,13 +61,11 @@ def conversations(items: Iterable[dict[str, Any]]) -> list[list[Turn]]:
     return out
 
 
+#: the written corpus's parts, then the public CAsT sets as resolver_sets.py loads them
 SETS: dict[str, Callable[[], list[dict[str, Any]]]] = {
     "corpus-dev": lambda: load_corpus("dev"),
     "corpus-check": lambda: load_corpus("check"),
-    "cast19": lambda: load_cast(2019),
-    "cast21dev": lambda: load_cast(2021, part="dev"),
-    "cast20": lambda: load_cast(2020),
-    "cast21check": lambda: load_cast(2021, part="check"),
+    **{name: load for name, (_, load) in PUBLIC_SETS.items() if name.startswith("cast")},
 }
 
 
