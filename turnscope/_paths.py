@@ -3,15 +3,23 @@ without loading the service stack)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import platformdirs
 
-__all__ = ["DEFAULT_STATE_FILE", "user_data_path", "default_state_path"]
+__all__ = ["DEFAULT_STATE_FILE", "default_cache_dir", "user_data_path", "default_state_path"]
 
 #: the name of the SQLite session store used when neither ``--store`` nor
 #: ``$TURNSCOPE_STATE`` names one
 DEFAULT_STATE_FILE = "sessions.db"
+
+
+def default_cache_dir() -> Path:
+    """``$TURNSCOPE_CACHE`` if set, else ``~/.cache/turnscope`` (read at call time): files
+    turnscope can always rebuild (retrieval indexes, the small LM's parsed layout)."""
+    env = os.environ.get("TURNSCOPE_CACHE")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "turnscope"
 
 
 def user_data_path() -> Path:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import numpy as np
 import pytest
 
 from turnscope._exceptions import ConfigError
-from turnscope.language import SmallLM, model_path
+from turnscope.language import SmallLM, _lm, model_path
 from turnscope.language._lm import _shared_prefix
 
 
@@ -87,3 +91,44 @@ def test_a_repeated_scoring_is_answered_from_the_cache(lm: SmallLM, monkeypatch:
     assert again == first and calls == []
     lm.score(ctx, [" The Rhine.", " The Nile."])  # another order is another question
     assert calls == [1]
+
+
+def _same_model(a: SmallLM, b: SmallLM) -> bool:
+    arrays = [(a.embed, b.embed), (a.out_head, b.out_head), (a.out_norm, b.out_norm),
+              *((u, v) for la, lb in zip(a.layers, b.layers, strict=True) for u, v in zip(la, lb, strict=True))]
+    return all(np.array_equal(u, v) for u, v in arrays) and (a.name, a.n_layer, a.eps) == (b.name, b.n_layer, b.eps)
+
+
+def test_a_second_load_reads_the_cached_layout_and_is_the_same_model(
+        lm: SmallLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TURNSCOPE_CACHE", str(tmp_path))
+    first = SmallLM.load()
+    (cached,) = (tmp_path / "lm").glob("*.json")
+
+    def no_parse(path: Path) -> dict[str, object]:
+        raise AssertionError("the GGUF's metadata was parsed again")
+
+    monkeypatch.setattr(_lm, "_read_layout", no_parse)
+    second = SmallLM.load()
+    assert _same_model(lm, first) and _same_model(lm, second)
+    text = "Who painted the Mona Lisa in 1503? ルーブル <|im_end|>"
+    assert lm.encode(text) == first.encode(text) == second.encode(text)
+    ctx, candidates = "Q: Who wrote Hamlet?\nA:", [" Shakespeare", " Dickens"]
+    assert second.score(ctx, candidates) == lm.score(ctx, candidates)
+    assert cached.exists()
+
+
+def test_a_damaged_cached_layout_is_parsed_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TURNSCOPE_CACHE", str(tmp_path))
+    SmallLM.load()
+    (cached,) = (tmp_path / "lm").glob("*.json")
+    cached.write_text('{"format": 1, "meta": {', encoding="utf-8")
+    again = SmallLM.load()
+    assert again.encode("hello world") and json.loads(cached.read_text(encoding="utf-8"))["tensors"]
+
+
+def test_an_unwritable_cache_only_costs_the_saving(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache folder would be", encoding="utf-8")
+    monkeypatch.setenv("TURNSCOPE_CACHE", str(blocker))
+    assert SmallLM.load().encode("hello world")

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from turnscope._paths import default_cache_dir
 from turnscope.retrieval._corpus import Corpus
 
 __all__ = ["DEFAULT_CACHE_DIR", "IndexCache", "default_cache_dir"]
@@ -30,12 +31,6 @@ logger = logging.getLogger(__name__)
 
 # Part of every key: bump when the layout or meaning of a cached file changes.
 _CACHE_FORMAT = "1"
-
-
-def default_cache_dir() -> Path:
-    """``$TURNSCOPE_CACHE`` if set, else ``~/.cache/turnscope`` (read at call time)."""
-    env = os.environ.get("TURNSCOPE_CACHE")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "turnscope"
 
 
 #: Where indexes are cached unless told otherwise (resolved when this module is
