@@ -120,9 +120,9 @@ def test_a_second_load_reads_the_cached_layout_and_is_the_same_model(
 
 def test_a_damaged_cached_layout_is_parsed_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TURNSCOPE_CACHE", str(tmp_path))
-    SmallLM.load()
-    (cached,) = (tmp_path / "lm").glob("*.json")
-    cached.write_text('{"format": 1, "meta": {', encoding="utf-8")
+    cached = _lm._layout_file(model_path())
+    cached.parent.mkdir(parents=True)
+    cached.write_text('{"format": 1, "meta": {', encoding="utf-8")  # cut short
     again = SmallLM.load()
     assert again.encode("hello world") and json.loads(cached.read_text(encoding="utf-8"))["tensors"]
 
@@ -132,3 +132,15 @@ def test_an_unwritable_cache_only_costs_the_saving(tmp_path: Path, monkeypatch: 
     blocker.write_text("a file where the cache folder would be", encoding="utf-8")
     monkeypatch.setenv("TURNSCOPE_CACHE", str(blocker))
     assert SmallLM.load().encode("hello world")
+
+
+def test_whole_tensor_dequantization_gives_the_gguf_packages_values() -> None:
+    from gguf import GGUFReader
+    from gguf.quants import dequantize
+
+    reader = GGUFReader(str(model_path()))
+    kinds = set()
+    for t in reader.tensors:
+        kinds.add(t.tensor_type)
+        assert np.array_equal(_lm._dequantize(t.data, t.tensor_type), dequantize(t.data, t.tensor_type)), t.name
+    assert len(kinds) >= 2  # quantized blocks and plain floats both went through
