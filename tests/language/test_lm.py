@@ -122,9 +122,11 @@ def test_a_damaged_cached_layout_is_parsed_again(tmp_path: Path, monkeypatch: py
     monkeypatch.setenv("TURNSCOPE_CACHE", str(tmp_path))
     cached = _lm._layout_file(model_path())
     cached.parent.mkdir(parents=True)
-    cached.write_text('{"format": 1, "meta": {', encoding="utf-8")  # cut short
-    again = SmallLM.load()
-    assert again.encode("hello world") and json.loads(cached.read_text(encoding="utf-8"))["tensors"]
+    for damaged in ('{"format": 1, "meta": {', '{"format": 1}', "[]"):  # cut short, emptied, not a layout
+        cached.write_text(damaged, encoding="utf-8")
+        again = SmallLM.load()
+        assert again.encode("hello world") and json.loads(cached.read_text(encoding="utf-8"))["tensors"]
+    assert list(cached.parent.iterdir()) == [cached]  # no half-written file left beside it
 
 
 def test_an_unwritable_cache_only_costs_the_saving(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -126,19 +126,23 @@ def _layout(path: Path) -> dict[str, Any]:
     cached = _layout_file(path)
     try:
         layout: dict[str, Any] = json.loads(cached.read_text(encoding="utf-8"))
-        if layout.get("format") == _LAYOUT_FORMAT:
+        if isinstance(layout, dict) and layout.get("format") == _LAYOUT_FORMAT \
+                and {"meta", "tokenizer", "tensors"} <= layout.keys():
             return layout
     except (OSError, ValueError):
         pass
     layout = {"format": _LAYOUT_FORMAT, **_read_layout(path)}
+    tmp = None
     try:
         cached.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=cached.parent, suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(layout, f)
         os.replace(tmp, cached)  # whole or absent: a process reading it never sees half
-    except OSError as exc:
+    except (OSError, TypeError, ValueError) as exc:
         log.debug("the LM's layout could not be cached in %s: %r", cached.parent, exc)
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
     return layout
 
 
