@@ -44,6 +44,7 @@ from rich.console import Console
 
 from turnscope._encoder import Encoder, default_encoder
 from turnscope._exceptions import InputError
+from turnscope._paths import default_cache_dir
 from turnscope.datasets import load_tiage_train, load_topiocqa_train, resolve_data_root
 from turnscope.resolver._shift import (
     FEATURE_NAMES,
@@ -53,7 +54,6 @@ from turnscope.resolver._shift import (
     ShiftTracker,
     shipped_model_path,
 )
-from turnscope.retrieval._cache import default_cache_dir
 from turnscope.training.shift_embed import (
     EmbeddedConversation,
     Scorer,
