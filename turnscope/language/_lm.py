@@ -15,8 +15,6 @@ import hashlib
 import importlib.util
 import json
 import logging
-import os
-import tempfile
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -26,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from turnscope._exceptions import ConfigError
-from turnscope._paths import default_cache_dir
+from turnscope._paths import default_cache_dir, replace_atomically
 
 log = logging.getLogger(__name__)
 
@@ -132,17 +130,11 @@ def _layout(path: Path) -> dict[str, Any]:
     except (OSError, ValueError):
         pass
     layout = {"format": _LAYOUT_FORMAT, **_read_layout(path)}
-    tmp = None
     try:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cached.parent, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(layout, f)
-        os.replace(tmp, cached)  # whole or absent: a process reading it never sees half
+        # whole or absent: a process reading it never sees half
+        replace_atomically(cached, lambda tmp: tmp.write_text(json.dumps(layout), encoding="utf-8"))
     except (OSError, TypeError, ValueError) as exc:
         log.debug("the LM's layout could not be cached in %s: %r", cached.parent, exc)
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
     return layout
 
 

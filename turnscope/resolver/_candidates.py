@@ -51,6 +51,7 @@ from turnscope._lexicon import (
     predicate_word,
     tokens,
 )
+from turnscope._paths import replace_atomically
 
 __all__ = [
     "CachedEmbedder",
@@ -735,10 +736,12 @@ class CachedEmbedder:
         """Write the disk cache (training only); atomic, so a killed run leaves the old file."""
         if self._disk is None or not self._new:
             return
-        self._disk.parent.mkdir(parents=True, exist_ok=True)
         keys = np.array(list(self._mem.keys()))
         vecs = np.stack(list(self._mem.values())).astype(np.float32)
-        tmp = self._disk.with_suffix(".tmp.npz")
-        np.savez(tmp, keys=keys, vecs=vecs)
-        os.replace(tmp, self._disk)
+
+        def write(tmp: Path) -> None:
+            with tmp.open("wb") as fh:  # a file object: np.savez adds no ".npz" to it
+                np.savez(fh, keys=keys, vecs=vecs)
+
+        replace_atomically(self._disk, write)
         self._new.clear()

@@ -14,15 +14,13 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import shutil
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from turnscope._paths import default_cache_dir
+from turnscope._paths import default_cache_dir, replace_atomically
 from turnscope.retrieval._corpus import Corpus
 
 __all__ = ["DEFAULT_CACHE_DIR", "IndexCache", "default_cache_dir"]
@@ -103,30 +101,10 @@ class IndexCache:
     # ---------------------------------------------------------------- helpers
 
     def _save(self, path: Path, write: Callable[[Path], object], *, is_dir: bool) -> None:
-        # Write to a temporary sibling and rename it into place, so a crash or a
-        # concurrent reader never sees a half-written entry.
-        tmp: Path | None = None
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if is_dir:
-                tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
-            else:
-                fd, name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-                os.close(fd)
-                tmp = Path(name)
-            write(tmp)
-            if is_dir and path.exists():
-                shutil.rmtree(path, ignore_errors=True)
-            os.replace(tmp, path)
-            tmp = None
+            replace_atomically(path, write, is_dir=is_dir)
         except Exception as exc:  # a cache that cannot be written must not break retrieval
             logger.warning("could not write index cache %s: %s", path, exc)
-        finally:
-            if tmp is not None:
-                if tmp.is_dir():
-                    shutil.rmtree(tmp, ignore_errors=True)
-                else:
-                    tmp.unlink(missing_ok=True)
 
 
 def _save_npy(path: Path, matrix: np.ndarray) -> None:

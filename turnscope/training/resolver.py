@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from turnscope._lexicon import check_terms
+from turnscope._paths import replace_atomically
 from turnscope.datasets import load_canard, load_cast
 from turnscope.resolver._candidates import CachedEmbedder, HistoryTurn, NeuralTagger, candidates, default_tagger, key_of
 from turnscope.resolver._ranker import (
@@ -344,11 +345,9 @@ def train_resolver(data_root: Path | None, out: Path, *, seed: int = DEFAULT_SEE
             "trained_on": {k: len(v) for k, v in loaded.items()},
             "objective": f"coverage - {CONTAMINATION_WEIGHT} * contamination, mean over sets, out of fold",
             "oof": best["sets"], "auc_oof": auc, "params": {**PARAMS, **(params or {})}, "rounds": rounds}
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(meta, sort_keys=True) + "\n" + model.model_to_string() + GATE_SEPARATOR
-                   + gate_model.model_to_string(), encoding="utf-8")
-    tmp.replace(out)
+    text = (json.dumps(meta, sort_keys=True) + "\n" + model.model_to_string() + GATE_SEPARATOR
+            + gate_model.model_to_string())
+    replace_atomically(out, lambda tmp: tmp.write_text(text, encoding="utf-8"))
     return TrainReport(seed=seed, examples=len(examples), rows=int(sum(len(e.y) for e in examples)),
                        positives=int(sum(e.y.sum() for e in examples)), threshold=threshold,
                        slot_threshold=slot_threshold,

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from turnscope._encoder import Encoder
+from turnscope._paths import replace_atomically
 from turnscope.datasets import TopicTurn
 
 __all__ = ["EmbeddedConversation", "embed_conversations"]
@@ -88,20 +87,15 @@ class _EmbeddingCache:
 
     def save(self, encoder_name: str, texts: Sequence[str], matrix: np.ndarray) -> None:
         path = self.path(encoder_name, texts)
-        tmp: str | None = None
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            # written beside the target and renamed: a reader never sees half a file
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-            with os.fdopen(fd, "wb") as fh:
+
+        def write(tmp: Path) -> None:
+            with tmp.open("wb") as fh:
                 np.save(fh, matrix.astype(np.float32), allow_pickle=False)
-            os.replace(tmp, path)
-            tmp = None
+
+        try:
+            replace_atomically(path, write)
         except OSError as exc:  # a cache that cannot be written only costs the saving
             logger.warning("could not write shift embedding cache %s: %s", path, exc)
-        finally:
-            if tmp is not None:
-                Path(tmp).unlink(missing_ok=True)
 
 
 def embed_conversations(
