@@ -95,3 +95,35 @@ def test_a_second_pronoun_is_left_when_the_ranker_is_unsure(lm: SmallLM) -> None
         "will she tell him if i talk to her", OFFICE, None)
     assert d.query == "will Gloria Mendes tell him if i talk to her" and d.phrases == ("Gloria Mendes",)
 
+
+
+class _CountingParser:
+    """The shipped parser, counting the texts it is asked to parse."""
+
+    def __init__(self) -> None:
+        self.nlp = load_parser()
+        self.texts: list[str] = []
+
+    def __call__(self, text: str) -> Any:
+        self.texts.append(text)
+        return self.nlp(text)
+
+    def pipe(self, texts: Any) -> Any:
+        texts = list(texts)
+        self.texts.extend(texts)
+        return self.nlp.pipe(texts)
+
+
+def test_an_earlier_message_is_parsed_once_over_the_turns_that_read_it() -> None:
+    counting = _CountingParser()
+    fresh_parsers = []  # kept alive: the parse cache is keyed by the parser's id
+    history = list(HISTORY)
+    turns = ["did he paint her as well?", "How old was she when she painted it?", "was his work political?"]
+    for message in turns:
+        _, cands = candidates_for(message, history, None, None, parser=counting)
+        # the same candidates as parsing every text afresh
+        fresh_parsers.append(_CountingParser())
+        _, fresh = candidates_for(message, history, None, None, parser=fresh_parsers[-1])
+        assert [(c.text, c.features) for c in cands] == [(c.text, c.features) for c in fresh]
+        history += [("user", message), ("assistant", "Yes; she painted him several times.")]
+    assert counting.texts and len(counting.texts) == len(set(counting.texts))

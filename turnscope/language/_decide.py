@@ -30,7 +30,15 @@ import numpy as np
 from turnscope._exceptions import ConfigError
 from turnscope.language._gender import gender_agreement
 from turnscope.language._lm import SmallLM
-from turnscope.language._parse import DEFAULT_LOOKBACK, Phrase, Reference, load_parser, phrases, references
+from turnscope.language._parse import (
+    DEFAULT_LOOKBACK,
+    Phrase,
+    Reference,
+    load_parser,
+    parse,
+    phrases,
+    references,
+)
 
 __all__ = ["Candidate", "Decider", "Decision", "ReferenceDecider", "candidates_for", "DEFAULT_MAX_CANDIDATES"]
 
@@ -160,9 +168,9 @@ def candidates_for(message: str, history: Sequence[tuple[str, str]], rules_query
     resolved in ``message``; then only a person pronoun that differs from all of them is
     taken."""
     nlp = parser or load_parser()
-    doc = nlp(message)
-    recent = [(role, text) for role, text in history[-DEFAULT_LOOKBACK:]]
-    docs = [(role, d) for (role, _), d in zip(recent, nlp.pipe([t for _, t in recent]), strict=True)]
+    doc = parse(nlp, message)
+    # each earlier message was parsed on an earlier turn: the kept parse is read again
+    docs = [(role, parse(nlp, text)) for role, text in history[-DEFAULT_LOOKBACK:]]
     earlier = {t.lemma_.lower() for _, d in docs for t in d if t.pos_ in ("NOUN", "PROPN")}
     refs = references(doc, earlier)
     if resolved is not None:
@@ -198,7 +206,7 @@ def candidates_for(message: str, history: Sequence[tuple[str, str]], rules_query
     for p in found:
         if ref.kind == "fragment" and prev_user:
             # a name swapped into the previous question, for a phrase of the same kind there
-            pdoc = nlp(prev_user)
+            pdoc = parse(nlp, prev_user)
             for span in list(pdoc.ents) + list(pdoc.noun_chunks):
                 if span.text.lower() != p.text.lower():
                     continue
