@@ -42,13 +42,15 @@ def default_state_path() -> Path:
 def replace_atomically(path: Path, write: Callable[[Path], object], *, is_dir: bool = False) -> None:
     """Make ``path`` what ``write(tmp)`` puts in a temporary sibling (a file, or a folder with
     ``is_dir``), then rename it into place: a reader in another process sees the old entry or
-    the whole new one, never half. Whatever ``write`` or the rename raises is raised again,
-    after the temporary sibling is removed (callers whose file is only a cache log it)."""
+    the whole new one, never half. The temporary file ends with ``path``'s suffix, so a writer
+    that adds one to a name that lacks it (``np.save`` adds ".npy") writes where it was told.
+    Whatever ``write`` or the rename raises is raised again, after the temporary sibling is
+    removed (callers whose file is only a cache log it)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     if is_dir:
         tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
     else:
-        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent)
         os.close(fd)
         tmp = Path(name)
     try:

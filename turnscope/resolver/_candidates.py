@@ -738,10 +738,5 @@ class CachedEmbedder:
             return
         keys = np.array(list(self._mem.keys()))
         vecs = np.stack(list(self._mem.values())).astype(np.float32)
-
-        def write(tmp: Path) -> None:
-            with tmp.open("wb") as fh:  # a file object: np.savez adds no ".npz" to it
-                np.savez(fh, keys=keys, vecs=vecs)
-
-        replace_atomically(self._disk, write)
+        replace_atomically(self._disk, lambda tmp: np.savez(tmp, keys=keys, vecs=vecs))
         self._new.clear()

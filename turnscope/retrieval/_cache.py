@@ -73,7 +73,7 @@ class IndexCache:
             except Exception as exc:  # any unreadable entry is rebuilt, whatever broke it
                 logger.warning("rebuilding unreadable dense index cache %s: %s", path, exc)
         built = build()
-        self._save(path, lambda tmp: _save_npy(tmp, built), is_dir=False)
+        self._save(path, lambda tmp: np.save(tmp, built, allow_pickle=False), is_dir=False)
         return built
 
     # ------------------------------------------------------------------- bm25
@@ -105,12 +105,6 @@ class IndexCache:
             replace_atomically(path, write, is_dir=is_dir)
         except Exception as exc:  # a cache that cannot be written must not break retrieval
             logger.warning("could not write index cache %s: %s", path, exc)
-
-
-def _save_npy(path: Path, matrix: np.ndarray) -> None:
-    # a file object, because np.save(str) would append ".npy" to the temporary name
-    with path.open("wb") as fh:
-        np.save(fh, matrix, allow_pickle=False)
 
 
 def _check_matrix(matrix: np.ndarray, n_passages: int) -> None:

@@ -87,13 +87,8 @@ class _EmbeddingCache:
 
     def save(self, encoder_name: str, texts: Sequence[str], matrix: np.ndarray) -> None:
         path = self.path(encoder_name, texts)
-
-        def write(tmp: Path) -> None:
-            with tmp.open("wb") as fh:
-                np.save(fh, matrix.astype(np.float32), allow_pickle=False)
-
         try:
-            replace_atomically(path, write)
+            replace_atomically(path, lambda tmp: np.save(tmp, matrix.astype(np.float32), allow_pickle=False))
         except OSError as exc:  # a cache that cannot be written only costs the saving
             logger.warning("could not write shift embedding cache %s: %s", path, exc)
 
