@@ -136,3 +136,22 @@ def test_whole_tensor_dequantization_gives_the_gguf_packages_values() -> None:
         kinds.add(t.tensor_type)
         assert np.array_equal(_lm._dequantize(t.data, t.tensor_type), dequantize(t.data, t.tensor_type)), t.name
     assert len(kinds) >= 2  # quantized blocks and plain floats both went through
+
+
+def test_the_forward_pass_runs_on_one_blas_thread_and_restores_the_callers(
+        lm: SmallLM, monkeypatch: pytest.MonkeyPatch) -> None:
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    def blas_threads() -> list[int]:
+        return [int(i["num_threads"]) for i in threadpool_info() if i["user_api"] == "blas"]
+
+    seen: list[list[int]] = []
+    real = lm._forward
+    monkeypatch.setattr(lm, "_forward", lambda *a: seen.append(blas_threads()) or real(*a))
+    with threadpool_limits(limits=2, user_api="blas"):
+        lm.clear_cache()
+        lm.score("Q: Who wrote Hamlet?\nA:", [" Shakespeare", " Dickens"])
+        lm.generate("Hello", 1)
+        after = blas_threads()
+    assert seen and all(t == [1] * len(t) and t for t in seen)
+    assert after and all(n == 2 for n in after)

