@@ -95,6 +95,22 @@ def test_terminal_tables(two_policies: Any) -> None:
     assert "sum of delta × share" in out and "-0.500" in out
 
 
+def test_side_by_side_tables_read_whole_at_80_columns(make_result: Any, make_record: Any) -> None:
+    # the longest stratum name beside four baselines: nothing is cut mid-word
+    policies = ["default", "baseline:raw", "baseline:prev_user", "baseline:all_history",
+                "baseline:yours"]
+    result = make_result({p: [make_record(f"i{k}", s, p, gold=("g",), hits=("g",))
+                              for k, s in enumerate(["post_pivot_standalone", "explicit_recall"])]
+                          for p in policies})
+    console = Console(record=True, width=80)
+    print_tables(result, console)
+    out = console.export_text()
+    assert max(len(line) for line in out.splitlines()) <= 80
+    words = set(out.split())
+    assert {"post_pivot_standalone", "explicit_recall", "prev_user", "all_history", "yours"} <= words
+    assert "baseline:" in words
+
+
 def test_single_policy_table_has_every_metric(make_result: Any, make_record: Any) -> None:
     result = make_result({"only": [make_record("a", "ordinal", "only", gold=("g",),
                                                hits=("g",), input_forbidden_hits=(),

@@ -150,7 +150,10 @@ def _side_by_side(result: EvalResult, metric: str) -> Table:
     table.add_column("stratum", overflow="fold")
     table.add_column("share", justify="right", min_width=4)
     for p in result.policies:
-        table.add_column(p.policy, justify="right", overflow="fold", min_width=9)
+        # "baseline:prev_user" on two lines ("baseline:" over "prev_user"): folded at the
+        # column's width it read "baseline:pre" over "v_user" at 80 columns
+        table.add_column(p.policy.replace(":", ":\n", 1), justify="right", overflow="fold",
+                         min_width=9)
     first = result.policies[0]
     for s in _all_strata(result):
         row = first.row(s)
