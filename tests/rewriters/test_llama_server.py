@@ -311,3 +311,25 @@ def test_system_role_off_sends_one_user_message(llama: LlamaServer,
     assert_valid(r)
     assert [e.roles for e in rec.exchanges] == [["user"]] * rec.calls
     assert rec.exchanges[-1].status == 200
+
+
+def test_the_launcher_refuses_a_busy_port_and_a_missing_model(tmp_path: Path) -> None:
+    require_server()
+    launcher = [sys.executable, str(REPO / "scripts" / "llama_server")]
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        port = taken.getsockname()[1]
+        busy = subprocess.run([*launcher, "--port", str(port)], capture_output=True, text=True, timeout=60)
+    assert busy.returncode == 1 and f"port {port} on 127.0.0.1 is not free" in busy.stderr, busy.stderr
+    missing = subprocess.run([*launcher, "--model", str(tmp_path / "none.gguf"), "--port", str(free_port())],
+                             capture_output=True, text=True, timeout=60)
+    assert missing.returncode == 1 and "no such model file" in missing.stderr, missing.stderr
+
+
+def test_sigterm_stops_the_server_cleanly(tmp_path: Path) -> None:
+    server = start_server(tmp_path / "server.log")
+    try:
+        server.proc.send_signal(signal.SIGTERM)
+        assert server.proc.wait(timeout=30) == 0, server.log_tail()
+    finally:
+        server.kill()
