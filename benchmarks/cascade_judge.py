@@ -7,10 +7,11 @@ turnscope reports was precise enough to trust (docs/llm.md). This asks whether t
 together are: it replays the development sets' whole conversations through the embedded
 rewriter (as ``cascade_share.py`` does), records for each judged follow-up what its result
 says (reference class, topic shift, carried phrases, the decider's probability and number of
-candidates, the topic anchor, the shift probability, the rules that fired, what decided, the message's
-length, pronouns, capitalised words and overlap with the previous user message) and whether
-the rewrite holds every required word and no forbidden one. A LightGBM classifier is scored
-out of fold (five folds by conversation, pooled over the sets), and for each threshold the
+candidates, the topic anchor, the shift probability, the learned resolver's best phrase
+score and its lead over the second, the rules that fired, what decided, the message's length,
+pronouns, capitalised words and overlap with the previous user message) and whether the
+rewrite holds every required word and no forbidden one. A LightGBM classifier is scored out of
+fold (five folds by conversation, pooled over the sets), and for each threshold the
 script prints how many follow-ups the judge would keep local and how many of those are wrong:
 a turn kept wrong is coverage the cascade loses. Development sets only.
 """
@@ -36,13 +37,15 @@ _PRONOUN = re.compile(r"\b(it|its|they|them|their|he|him|his|she|her|this|that|t
 _WORD = re.compile(r"\w+")
 _NUMERIC = ("turn", "words", "changed", "added_words", "topic_shift", "carried",
             "decider_probability", "decider_chosen", "decider_candidates", "anchor", "shift_probability",
-            "rules", "pronouns", "capitalised", "overlap_previous", "entities")
+            "rules", "pronouns", "capitalised", "overlap_previous", "entities", "resolver_top", "resolver_margin")
 
 
 def features(message: str, previous: str, turn: int, r: Any) -> dict[str, Any]:
     trace = r.trace
     dec = trace.get("decider") if isinstance(trace.get("decider"), dict) else None
     anchor = trace.get("anchor") if isinstance(trace.get("anchor"), dict) else None
+    resolver = trace.get("resolver") if isinstance(trace.get("resolver"), dict) else {}
+    scores = [float(c["score"]) for c in resolver.get("candidates") or []] + [0.0, 0.0]
     words = {w.lower() for w in _WORD.findall(message)}
     rules = [str(x).split("->")[0] for x in trace.get("rules") or []]
     return {
@@ -60,6 +63,8 @@ def features(message: str, previous: str, turn: int, r: Any) -> dict[str, Any]:
         "capitalised": sum(1 for w in _WORD.findall(message)[1:] if w[:1].isupper()),
         "overlap_previous": len(words & {w.lower() for w in _WORD.findall(previous)}) / max(1, len(words)),
         "entities": len(r.entities), "kind": f"{r.reference_class}/{r.decided_by}",
+        # the learned resolver's best phrase score and its lead over the second (0: it did not run)
+        "resolver_top": scores[0], "resolver_margin": scores[0] - scores[1],
     }
 
 
