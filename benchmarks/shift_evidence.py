@@ -54,8 +54,17 @@ from turnscope._encoder import default_encoder
 from turnscope._paths import default_cache_dir
 from turnscope.datasets import load_tiage_train, load_topiocqa, load_topiocqa_train
 from turnscope.resolver._candidates import default_tagger, encode
-from turnscope.resolver._shift import CUE_FLOOR, FEATURE_NAMES, SEGMENT_COLUMNS, SegmentCentroid
-from turnscope.training.shift import FINE_STEP, FOLDS, LGB_PARAMS, NUM_ROUNDS, THRESHOLD_GRID, assign_folds, static_rows
+from turnscope.resolver._shift import CUE_FLOOR, FEATURE_NAMES
+from turnscope.training.shift import (
+    FINE_STEP,
+    FOLDS,
+    LGB_PARAMS,
+    NUM_ROUNDS,
+    THRESHOLD_GRID,
+    assign_folds,
+    replay,
+    static_rows,
+)
 from turnscope.training.shift_embed import EmbeddedConversation, embed_conversations
 
 VARIANTS = {"base": (), "answer": ("answer",), "tagger": ("tagger",), "cls": ("cls",),
@@ -172,42 +181,13 @@ def extra_columns(convs: Sequence[EmbeddedConversation], parts: Sequence[str], c
 _STATIC: dict[int, np.ndarray] = {}
 
 
-def _static(convs: Sequence[EmbeddedConversation]) -> list[np.ndarray]:
-    """:func:`static_rows`, once per conversation: every variant and threshold replays them."""
+def widened(convs: Sequence[EmbeddedConversation], extra: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """:func:`static_rows` (computed once per conversation) with the extra columns appended:
+    the training's :func:`replay` fills in only the segment columns, so it replays them as they are."""
     missing = [c for c in convs if id(c) not in _STATIC]
     for c, rows in zip(missing, static_rows(missing), strict=True):
         _STATIC[id(c)] = rows
-    return [_STATIC[id(c)] for c in convs]
-
-
-def replay(convs: Sequence[EmbeddedConversation], extra: Sequence[np.ndarray], scorer: Scorer | None,
-           threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`turnscope.training.shift.replay` with the extra columns appended: (rows,
-    gold, probabilities, conversation index) of turns 2..n, the segment following the gold
-    labels (``scorer=None``) or the detector's own decisions."""
-    static = _static(convs)
-    segments = [SegmentCentroid() for _ in convs]
-    seg_cos, seg_turns = SEGMENT_COLUMNS
-    feats, gold, probs, owner = [], [], [], []
-    for k in range(max(len(c.turns) for c in convs)):
-        live = [i for i, c in enumerate(convs) if k < len(c.turns)]
-        decided: dict[int, bool] = {}
-        if k > 0:
-            rows = np.stack([static[i][k - 1] for i in live])
-            for r, i in enumerate(live):
-                rows[r, seg_cos] = segments[i].cos(convs[i].questions[k])
-                rows[r, seg_turns] = float(segments[i].count)
-            rows = np.hstack([rows, np.stack([extra[i][k - 1] for i in live])])
-            g = np.asarray([convs[i].turns[k].is_switch for i in live])
-            p = scorer(rows) if scorer is not None else np.zeros(len(live))
-            decided = dict(zip(live, (p >= threshold) if scorer is not None else g, strict=True))
-            feats.append(rows)
-            gold.append(g)
-            probs.append(p)
-            owner.extend(live)
-        for i in live:
-            segments[i].add(convs[i].questions[k], bool(decided.get(i, False)))
-    return np.concatenate(feats), np.concatenate(gold), np.concatenate(probs), np.asarray(owner)
+    return [np.hstack([_STATIC[id(c)], e]) for c, e in zip(convs, extra, strict=True)]
 
 
 def fit(rows: np.ndarray, labels: np.ndarray) -> Scorer:
@@ -222,10 +202,10 @@ def fit(rows: np.ndarray, labels: np.ndarray) -> Scorer:
     return score
 
 
-def two_rounds(convs: Sequence[EmbeddedConversation], extra: Sequence[np.ndarray]) -> Scorer:
-    rows, gold, _, _ = replay(convs, extra, None, 0.5)
+def two_rounds(convs: Sequence[EmbeddedConversation], static: Sequence[np.ndarray]) -> Scorer:
+    rows, gold, _, _ = replay(convs, None, static=static)
     first = fit(rows, gold)
-    rows, gold, _, _ = replay(convs, extra, first, 0.3)  # the segments the detector itself opens
+    rows, gold, _, _ = replay(convs, first, 0.3, static=static)  # the segments the detector itself opens
     return fit(rows, gold)
 
 
@@ -234,20 +214,20 @@ def f1(pred: np.ndarray, gold: np.ndarray) -> float:
     return float(2 * tp / (2 * tp + fp + fn)) if tp else 0.0
 
 
-def cv_threshold(convs: Sequence[EmbeddedConversation], extra: Sequence[np.ndarray]) -> tuple[float, float]:
+def cv_threshold(convs: Sequence[EmbeddedConversation], static: Sequence[np.ndarray]) -> tuple[float, float]:
     folds = assign_folds(convs, SEED)
     parts = []
     for f in range(FOLDS):
         fit_on = [i for i in range(len(convs)) if folds[i] != f]
         held = [i for i in range(len(convs)) if folds[i] == f]
-        parts.append(([convs[i] for i in held], [extra[i] for i in held],
-                      two_rounds([convs[i] for i in fit_on], [extra[i] for i in fit_on])))
+        parts.append(([convs[i] for i in held], [static[i] for i in held],
+                      two_rounds([convs[i] for i in fit_on], [static[i] for i in fit_on])))
     scores: dict[float, float] = {}
 
     def score(t: float) -> None:
         t = round(t, 4)
         if t not in scores and 0.0 < t < 1.0:
-            out = [replay(c, e, s, t) for c, e, s in parts]
+            out = [replay(c, s, t, static=st) for c, st, s in parts]
             scores[t] = f1(np.concatenate([p >= t for _, _, p, _ in out]), np.concatenate([g for _, g, _, _ in out]))
 
     for t in THRESHOLD_GRID:
@@ -288,15 +268,15 @@ def main() -> int:
     print("|---|---|---|---|---|---|---|")
     for name in variants:
         t1 = time.time()
-        extra_fit = extra_columns(fit_convs, VARIANTS[name], cols)
-        extra_dev = extra_columns(dev, VARIANTS[name], cols)
-        threshold, cv = cv_threshold(fit_convs, extra_fit)
-        _, gold, probs, owner = replay(dev, extra_dev, two_rounds(fit_convs, extra_fit), threshold)
+        fit_static = widened(fit_convs, extra_columns(fit_convs, VARIANTS[name], cols))
+        dev_static = widened(dev, extra_columns(dev, VARIANTS[name], cols))
+        threshold, cv = cv_threshold(fit_convs, fit_static)
+        _, gold, probs, owner = replay(dev, two_rounds(fit_convs, fit_static), threshold, static=dev_static)
         pred = probs >= threshold
         counts = np.stack([[np.sum(pred[m] & gold[m]), np.sum(pred[m] & ~gold[m]), np.sum(~pred[m] & gold[m])]
                            for m in (owner == i for i in range(len(dev)))])
         point, ci = intervals(counts, 1000, 0)
-        width = len(FEATURE_NAMES) + extra_dev[0].shape[1]
+        width = dev_static[0].shape[1]
         results[name] = {"columns": width, "threshold": threshold, "cv_f1": round(cv, 4),
                          "dev": {"precision": round(float(point[0]), 4), "recall": round(float(point[1]), 4),
                                  "f1": round(float(point[2]), 4), "f1_95": [round(float(x), 4) for x in ci[:, 2]]},
