@@ -41,7 +41,7 @@ import os
 import time
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # e5's OpenMP threads: see topic_shift.py
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -53,26 +53,24 @@ from topic_shift import intervals
 from turnscope._encoder import default_encoder
 from turnscope._paths import default_cache_dir
 from turnscope.datasets import load_tiage_train, load_topiocqa, load_topiocqa_train
-from turnscope.resolver._candidates import default_tagger, encode
+from turnscope.resolver._candidates import _MODEL_DIR, _MODEL_FILE, encode, load_tokenizer
 from turnscope.resolver._shift import CUE_FLOOR, FEATURE_NAMES
 from turnscope.training.shift import (
-    FINE_STEP,
     FOLDS,
     LGB_PARAMS,
     NUM_ROUNDS,
-    THRESHOLD_GRID,
     assign_folds,
+    pooled_best_threshold,
     replay,
     static_rows,
 )
-from turnscope.training.shift_embed import EmbeddedConversation, embed_conversations
+from turnscope.training.shift_embed import EmbeddedConversation, Scorer, embed_conversations
 
 VARIANTS = {"base": (), "answer": ("answer",), "tagger": ("tagger",), "cls": ("cls",),
             "tagcls": ("tagger", "cls"), "all": ("answer", "tagger", "cls")}
 SEED = 13
 ANSWER_WORDS = 48
 _CLS = "/inner/Gather_output_0"  # the [CLS] row of the last layer, the need head's input
-Scorer = Callable[[np.ndarray], np.ndarray]
 
 
 def _key(c: EmbeddedConversation) -> str:
@@ -90,7 +88,7 @@ class Columns:
         self.cache = cache
         cache.mkdir(parents=True, exist_ok=True)
         self.encoder = default_encoder()
-        self._tagger: Any = None
+        self._tokenizer: Any = None
         self._session: Any = None
 
     def _graph(self) -> Any:
@@ -98,8 +96,9 @@ class Columns:
             import onnx  # the train extra
             import onnxruntime as ort
 
-            self._tagger = default_tagger()
-            path = resources.files("turnscope") / "data" / "models" / "neural" / "tagger.int8.onnx"
+            # the shipped tagger's graph and tokenizer, as NeuralTagger loads them
+            self._tokenizer = load_tokenizer()
+            path = resources.files("turnscope") / "data" / "models" / _MODEL_DIR / _MODEL_FILE
             model = onnx.load(str(path))
             model.graph.output.append(onnx.helper.make_tensor_value_info(_CLS, onnx.TensorProto.FLOAT, None))
             opts = ort.SessionOptions()
@@ -141,7 +140,7 @@ class Columns:
         rows, cls, history = [], [], []
         for k, t in enumerate(c.turns):
             if k > 0:
-                enc = encode(self._tagger._tokenizer, t.question, history[-8:], max_len=self._tagger.max_len)
+                enc = encode(self._tokenizer, t.question, history)  # the last MAX_TURNS texts, as the tagger reads them
                 ids = np.asarray([enc.ids], dtype=np.int64)
                 probs, need, vec = session.run(["token_probs", "need_prob", _CLS], {
                     "input_ids": ids, "attention_mask": np.ones_like(ids),
@@ -209,35 +208,19 @@ def two_rounds(convs: Sequence[EmbeddedConversation], static: Sequence[np.ndarra
     return fit(rows, gold)
 
 
-def f1(pred: np.ndarray, gold: np.ndarray) -> float:
-    tp, fp, fn = np.sum(pred & gold), np.sum(pred & ~gold), np.sum(~pred & gold)
-    return float(2 * tp / (2 * tp + fp + fn)) if tp else 0.0
-
-
 def cv_threshold(convs: Sequence[EmbeddedConversation], static: Sequence[np.ndarray]) -> tuple[float, float]:
+    """The threshold with the best F1 over the folds, each replayed by the model fitted
+    without it (as the shipped threshold is chosen), and that F1."""
     folds = assign_folds(convs, SEED)
-    parts = []
+    parts, statics = [], []
     for f in range(FOLDS):
         fit_on = [i for i in range(len(convs)) if folds[i] != f]
         held = [i for i in range(len(convs)) if folds[i] == f]
-        parts.append(([convs[i] for i in held], [static[i] for i in held],
+        parts.append(([convs[i] for i in held],
                       two_rounds([convs[i] for i in fit_on], [static[i] for i in fit_on])))
-    scores: dict[float, float] = {}
-
-    def score(t: float) -> None:
-        t = round(t, 4)
-        if t not in scores and 0.0 < t < 1.0:
-            out = [replay(c, s, t, static=st) for c, st, s in parts]
-            scores[t] = f1(np.concatenate([p >= t for _, _, p, _ in out]), np.concatenate([g for _, g, _, _ in out]))
-
-    for t in THRESHOLD_GRID:
-        score(float(t))
-    centre = min(scores, key=lambda t: (-scores[t], t))
-    for k in range(1, 5):
-        score(centre - k * FINE_STEP)
-        score(centre + k * FINE_STEP)
-    best = min(scores, key=lambda t: (-scores[t], t))
-    return best, scores[best]
+        statics.append([static[i] for i in held])
+    threshold, (_, _, f1) = pooled_best_threshold(parts, statics=statics)
+    return threshold, f1
 
 
 def main() -> int:

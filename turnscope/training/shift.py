@@ -230,11 +230,16 @@ def best_threshold(
 def pooled_best_threshold(
     parts: Sequence[tuple[Sequence[EmbeddedConversation], Scorer]],
     grid: Iterable[float] = THRESHOLD_GRID,
+    *,
+    statics: Sequence[Sequence[np.ndarray]] | None = None,
 ) -> tuple[float, tuple[float, float, float]]:
     """:func:`best_threshold` over several (conversations, scorer) parts, their counts
-    pooled: the cross-validation folds, each scored by the model that did not see it."""
+    pooled: the cross-validation folds, each scored by the model that did not see it.
+    ``statics`` (one :func:`static_rows` per part) is for a caller whose rows carry more
+    columns than the shipped features (``benchmarks/shift_evidence.py``)."""
     scores: dict[float, tuple[float, float, float]] = {}
-    statics = [static_rows(convs) for convs, _ in parts]
+    if statics is None:
+        statics = [static_rows(convs) for convs, _ in parts]
 
     def score(t: float) -> None:
         t = round(t, 4)
