@@ -112,6 +112,12 @@ def test_streaming_chat_records_the_trace_beside_the_condensed_query(events: Eve
     engine = TurnscopeChatEngine.from_defaults(query_engine(streaming=True))
     response = engine.stream_chat(FOLLOW_UP, chat_history=HISTORY)
     text = "".join(response.response_gen)
+    # llama-index writes the answer to the engine's memory on a thread of its own; wait for it,
+    # or its store calls back into an event loop the test has already closed
+    writer = response.write_response_to_history_thread
+    if writer is not None:
+        writer.join(timeout=30)
+        assert not writer.is_alive()
     assert text == TREATMENT
     raw = response.sources[0].raw_input
     assert raw["turnscope"]["query"] == raw["query"] == events.retrievals[0]

@@ -621,7 +621,8 @@ class Resolver:
 
         if not any(t.role == "user" for t in history):
             return 0.0
-        return history_shift_probability(list(history), message, encoder=self.embedder)
+        return history_shift_probability(list(history), message, encoder=self.embedder,
+                                         tagger=self.tagger)
 
     def _score(self, message: str, history: Sequence[HistoryTurn],
                shift: float | None) -> tuple[list[Candidate], np.ndarray, np.ndarray]:
@@ -707,7 +708,8 @@ def _detector_for(resolver: Resolver) -> Any:
     with _LOCK:
         det = _DETECTORS.get(id(resolver.embedder))
         if det is None:
-            det = _DETECTORS[id(resolver.embedder)] = ShiftDetector(encoder=resolver.embedder)
+            det = _DETECTORS[id(resolver.embedder)] = ShiftDetector(encoder=resolver.embedder,
+                                                                      tagger=resolver.tagger)
         return det
 
 
