@@ -23,7 +23,10 @@ Beside the detectors, two rows score what a user reads: ``output`` is the
 ``topic_shift`` field a :class:`~turnscope.Session` with default settings (the field
 ``turnscope rewrite`` writes) returns for each turn, each conversation replayed through
 one session (question as a user turn, answer as an assistant turn); it is the learned
-detector's decision or an explicit pivot cue, so it should score as ``learned`` does.
+detector's decision or an explicit pivot cue, except on a turn whose pronoun, ordinal or
+ellipsis the rewriter resolved against the previous exchange, which continues its subject
+(docs/output.md). TopiOCQA counts many of those as switches (a question about what the last
+answer brought up), so there the row scores below ``learned``.
 ``rewriter flag`` is the embedded rewriter's own flag for the same turns (the session's
 trace keeps it as ``rewriter_topic_shift``; ``segment:flag`` cuts at it). Both come from
 the same sessions, with the same bootstrap intervals; ``--no-output`` skips them (they
