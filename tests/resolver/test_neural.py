@@ -16,7 +16,6 @@ from turnscope.resolver._candidates import (
     encode,
     key_of,
     load_tokenizer,
-    turn_scores,
     word_scores,
 )
 
@@ -79,21 +78,6 @@ def test_the_shipped_tagger_gives_probabilities_and_caches() -> None:
     assert ev.stems and all(0.0 <= v <= 1.0 for v in ev.stems.values())
     assert t.evidence("when was it released?", h) is ev
     assert t.evidence("when was it released?", []).stems == {}
-
-
-def test_the_tagger_gives_its_best_token_score_in_each_history_text() -> None:
-    t = default_tagger()
-    texts = ["who directed the man with the golden gun",
-             "Guy Hamilton directed The Man with the Golden Gun."]
-    enc, probs, _ = t.run("when was it released?", texts)
-    ev = t.evidence("when was it released?", [HistoryTurn(i, r, x) for i, (r, x)
-                                               in enumerate(zip(("user", "assistant"), texts, strict=True), 1)])
-    # newest first: the answer, then the question; each the best of its own tokens
-    assert len(ev.turns) == 2
-    for pos in (0, 1):
-        own = [p for p, span in zip(probs, enc.spans, strict=True) if span is not None and span[0] == pos]
-        assert ev.turns[pos] == pytest.approx(max(own))
-    assert turn_scores(enc, probs) == ev.turns
 
 
 #: the shipped tagger's token probabilities for this input computed with exact int8

@@ -17,7 +17,6 @@ from turnscope._exceptions import ConfigError
 from turnscope.conversation import ConversationState, Role, Turn
 from turnscope.datasets import TopicTurn
 from turnscope.evaluation import detect_switches
-from turnscope.resolver._candidates import EMPTY_EVIDENCE, HistoryTurn, NeuralEvidence, default_tagger
 from turnscope.resolver._shift import (
     CUE_FLOOR,
     FEATURE_NAMES,
@@ -25,12 +24,10 @@ from turnscope.resolver._shift import (
     ShiftDetector,
     ShiftModel,
     ShiftTracker,
-    TaggerColumns,
     history_shift_probability,
     shift_probability,
     shipped_model,
     shipped_model_path,
-    tagger_columns,
 )
 from turnscope.scope import SegmentPolicy, get_policy
 
@@ -100,46 +97,6 @@ def test_tracker_cues_and_missing_values() -> None:
     assert math.isnan(f.answer_cosine) and math.isnan(f.answer_gap)  # no answer after the last question
     g = tr.features("what about that one?", unit(0, 1))
     assert g.contrast_cue == 1.0 and g.demonstrative == 1.0 and g.change_cue == 0.0
-
-
-def test_tracker_carries_the_taggers_columns() -> None:
-    tr = ShiftTracker()
-    tr.add_user("Who directed Alien?", unit(1, 0), False)
-    tr.add_assistant("Ridley Scott.")
-    f = tr.features("When was he born?", unit(0, 1), TaggerColumns(0.9, 0.8, 0.1, math.nan, 0.7))
-    assert (f.tagger_need, f.tagger_answer, f.tagger_question, f.tagger_gap) == (0.9, 0.8, 0.1, 0.7)
-    assert math.isnan(f.tagger_older)
-    # no tagger reading: missing, not zero
-    assert math.isnan(tr.features("When was he born?", unit(0, 1)).tagger_need)
-
-
-def test_tagger_columns_place_the_answer_and_the_question() -> None:
-    ev = NeuralEvidence(0.6, {}, (0.9, 0.2, 0.4, math.nan, 0.3))
-    answered = tagger_columns(ev, answered=True)
-    assert answered == (0.6, 0.9, 0.2, 0.4, pytest.approx(0.7))
-    # no answer after the last question: the newest text is the question
-    unanswered = tagger_columns(ev, answered=False)
-    assert math.isnan(unanswered.answer) and math.isnan(unanswered.gap)
-    assert unanswered.question == 0.9 and unanswered.older == 0.4
-    assert all(math.isnan(v) for v in tagger_columns(EMPTY_EVIDENCE, answered=True))
-
-
-def test_the_detector_reads_the_turns_as_typed() -> None:
-    """The tagger reads the history the training data holds: the user's turns as typed, not
-    the queries a session rewrote them to."""
-    s = Session()
-    s.user("Who directed the film Alien?")
-    s.assistant("Ridley Scott directed it in 1979.")
-    s.user("when was he born?")
-    s.assistant("On 30 November 1937.")
-    message = "what else did he direct?"
-    state = s.state
-    det = ShiftDetector()
-    f = det.features(state, Msg(state.last_index + 1, message))
-    raw = [HistoryTurn(t.index, t.role.value, t.content) for t in state.turns]
-    ev = default_tagger().evidence(message, raw)
-    assert f.tagger_need == pytest.approx(ev.need)
-    assert f.tagger_answer == pytest.approx(ev.turns[0]) and f.tagger_question == pytest.approx(ev.turns[1])
 
 
 def test_segment_follows_the_decisions() -> None:

@@ -5,7 +5,6 @@ replay training uses is what the tracker and a session compute turn by turn."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -15,14 +14,7 @@ from turnscope import Session
 from turnscope._encoder import default_encoder
 from turnscope.conversation import ConversationState, Role, Turn
 from turnscope.datasets import TopicTurn
-from turnscope.resolver._shift import (
-    FEATURE_NAMES,
-    ShiftDetector,
-    ShiftModel,
-    ShiftTracker,
-    TaggerColumns,
-    shipped_model,
-)
+from turnscope.resolver._shift import FEATURE_NAMES, ShiftDetector, ShiftModel, ShiftTracker, shipped_model
 from turnscope.scope import SegmentPolicy
 from turnscope.training.shift import assign_folds, embed_conversations, fit_shift_model, replay
 
@@ -107,13 +99,9 @@ def tiny_model() -> ShiftModel:
     return fit_shift_model(embedded, seed=1, rounds=40, params=TINY_PARAMS).model
 
 
-def test_a_model_trained_on_a_tiny_fixture_separates_shift_from_continuation() -> None:
-    # the tagger's need head alone splits this fixture (every continuation points back), so a
-    # model fitted on eight conversations leans on that one column; here it is withheld, to
-    # show that the similarities and word signals carry the decision by themselves
-    embedded, _, _ = embed_conversations(FIXTURE, "fixture", default_encoder(), progress=False)
-    untagged = [replace(c, tagged=np.full_like(c.tagged, np.nan)) for c in embedded]
-    det = ShiftDetector(model=fit_shift_model(untagged, seed=1, rounds=40, params=TINY_PARAMS).model)
+def test_a_model_trained_on_a_tiny_fixture_separates_shift_from_continuation(
+        tiny_model: ShiftModel) -> None:
+    det = ShiftDetector(model=tiny_model)
 
     def p(text: str) -> float:
         return det.probability(state_of(TAX), Msg(5, text))
@@ -123,13 +111,6 @@ def test_a_model_trained_on_a_tiny_fixture_separates_shift_from_continuation() -
     continuations = [p("And how long does it take to get a refund?"),
                      p("Can I deduct my laptop as an expense?")]
     assert min(shifts) > max(continuations) + 0.2, (shifts, continuations)
-
-
-def test_a_model_with_the_taggers_columns_separates_conversations_it_did_not_see() -> None:
-    embedded, _, _ = embed_conversations(FIXTURE, "fixture", default_encoder(), progress=False)
-    model = fit_shift_model(embedded[:6], seed=1, rounds=40, params=TINY_PARAMS).model
-    _, gold, probs, _ = replay(embedded[6:], model.probabilities, model.threshold)
-    assert gold.any() and probs[gold].min() > probs[~gold].max(), (probs, gold)
 
 
 def test_fit_is_deterministic_and_round_trips(tiny_model: ShiftModel, tmp_path: Path) -> None:
@@ -166,7 +147,7 @@ def test_replay_with_static_rows_is_the_tracker_replayed() -> None:
         expected = []
         for k, turn in enumerate(c.turns):
             if k:
-                f = tracker.features(turn.question, c.questions[k], TaggerColumns(*c.tagged[k]))
+                f = tracker.features(turn.question, c.questions[k])
                 expected.append(f.as_row())
                 shift = model.probability(f) >= model.threshold
             else:
@@ -192,30 +173,3 @@ def test_replay_matches_the_session() -> None:
             got.append(det.probability(s.state, Msg(r.turn, t.question)))
             s.assistant(t.answer)
         assert np.allclose(got[1:], probs[owner == i], atol=1e-6), (got, probs[owner == i])
-
-
-def test_the_taggers_rows_are_what_the_detector_reads_at_run_time(tmp_path: Path) -> None:
-    """Training reads each question with the tagger after the turns as typed, as the detector
-    does in a session; the rows are cached by content and read back unchanged."""
-    convs = FIXTURE[:2]
-    embedded, _, _ = embed_conversations(convs, "fixture", default_encoder(), progress=False,
-                                         cache_dir=tmp_path)
-    assert [p.name.startswith("tagger-") for p in sorted((tmp_path / "shift").iterdir())].count(True) == 1
-    again, _, _ = embed_conversations(convs, "fixture", default_encoder(), progress=False,
-                                      cache_dir=tmp_path)
-    for c, d in zip(embedded, again, strict=True):
-        assert np.array_equal(c.tagged, d.tagged, equal_nan=True)
-    c = embedded[0]
-    assert np.isnan(c.tagged[0]).all()  # nothing before the first question
-    det = ShiftDetector()
-    state = ConversationState()
-    for k, t in enumerate(c.turns):
-        if k:
-            f = det.features(state, Msg(len(state.turns) + 1, t.question))
-            assert f.tagger_need == pytest.approx(c.tagged[k][0], abs=1e-6)
-            assert np.allclose([f.tagger_answer, f.tagger_question, f.tagger_older, f.tagger_gap],
-                               c.tagged[k][1:], atol=1e-6, equal_nan=True)
-        state.turns.append(Turn(len(state.turns) + 1, Role.USER, t.question))
-        state.turns.append(Turn(len(state.turns) + 1, Role.ASSISTANT, t.answer))
-    # with an answer before it, the message's best score in it is a real number
-    assert not np.isnan(c.tagged[1][1]) and np.isnan(c.tagged[1][3])  # no turn older than the question

@@ -36,14 +36,14 @@ def train(
     cache: Annotated[bool, typer.Option(
         help="Keep e5 embeddings under $TURNSCOPE_CACHE so a second run embeds nothing.")] = True,
     only: Annotated[str, typer.Option(
-        help="'all' (the neural tagger, the shift detector, which reads it, then the resolver, which reads both), "
+        help="'all' (the shift detector, the neural tagger, then the resolver, which reads both), "
              "'shift', 'neural' or 'resolver'.")] = "all",
 ) -> None:
     """Train the learned models on the sets of docs/splits.md (seeded, deterministic):
-    the neural tagger (synthetic follow-ups from TopiOCQA train, docs/neural_data.md; needs
-    the train extra), the topic-shift detector (TopiOCQA train part + TIAGE train), which
-    reads the tagger, then the resolver (CAsT 2019, CANARD, the CAsT 2021 dev half), which
-    reads the detector's probability and the tagger's scores."""
+    the topic-shift detector (TopiOCQA train part + TIAGE train), the neural tagger
+    (synthetic follow-ups from TopiOCQA train, docs/neural_data.md; needs the train
+    extra), then the resolver (CAsT 2019, CANARD, the CAsT 2021 dev half), which reads the
+    detector's probability and the tagger's scores."""
     console = Console(stderr=True)
     if only not in STAGES:
         console.print(f"error: --only must be all, shift, neural or resolver, got {only!r}", markup=False,
@@ -53,11 +53,10 @@ def train(
     # cores are shared with another job; passive waiting costs nothing when they are not.
     # Only effective before the encoder is loaded, hence here, in the command
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    # the tagger first: the shift detector reads it, and the resolver reads both
-    if only in ("all", "neural"):
-        _train_neural(data_root, seed, limit, console)
     if only in ("all", "shift"):
         _train_shift(data_root, seed, cache, console)
+    if only in ("all", "neural"):
+        _train_neural(data_root, seed, limit, console)
     if only in ("all", "resolver"):
         _train_resolver(data_root, output, seed, limit, cache, console)
 

@@ -454,10 +454,6 @@ class NeuralEvidence:
 
     need: float
     stems: dict[str, float]
-    #: the best token probability in each history text read, newest first (``nan`` for a
-    #: text none of whose tokens fit): where in the history the message reaches, which the
-    #: topic-shift detector reads (the previous answer against the previous question)
-    turns: tuple[float, ...] = ()
 
     @property
     def top(self) -> float:
@@ -501,15 +497,6 @@ def word_text(enc: Encoded, turns: Sequence[str], word: tuple[int, int]) -> str:
     if first is None or last is None:
         raise ValueError("not a history word")
     return turns[first[0]][first[1]:last[2]]
-
-
-def turn_scores(enc: Encoded, probs: np.ndarray) -> tuple[float, ...]:
-    """The best token probability per history text of ``enc``, newest first."""
-    best: dict[int, float] = {}
-    for k, span in enumerate(enc.spans):
-        if span is not None:
-            best[span[0]] = max(best.get(span[0], 0.0), float(probs[k]))
-    return tuple(best.get(pos, math.nan) for pos in range(max(best, default=-1) + 1))
 
 
 def word_scores(enc: Encoded, probs: np.ndarray, history: Sequence[str]) -> dict[str, float]:
@@ -557,7 +544,6 @@ class NeuralTagger:
         # exact u8 x u8 result, at about 1.15x the tagger's time on such CPUs and nothing on others
         opts.add_session_config_entry("session.x64quantprecision", "1")
         self._session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
-        self._path = path
         self._tokenizer = load_tokenizer(tokenizer)
         self.max_len = max_len
         self._cache: OrderedDict[tuple[str, tuple[str, ...]], NeuralEvidence] = OrderedDict()
@@ -566,11 +552,6 @@ class NeuralTagger:
         self.overlap = overlap
         self._pending: dict[tuple[str, tuple[str, ...]], Future[NeuralEvidence]] = {}
         self._executor: ThreadPoolExecutor | None = None
-
-    @functools.cached_property
-    def name(self) -> str:
-        """``tagger:`` and a hash of the graph file: what a cache of its answers is keyed by."""
-        return "tagger:" + hashlib.sha256(self._path.read_bytes()).hexdigest()[:16]
 
     def clear_cache(self) -> None:
         """Forget every cached answer (benchmarks time the model, not the cache)."""
@@ -626,7 +607,7 @@ class NeuralTagger:
         message, texts = key
         try:
             enc, tokens, need = self.run(message, texts)
-            ev = NeuralEvidence(need, word_scores(enc, tokens, texts), turn_scores(enc, tokens))
+            ev = NeuralEvidence(need, word_scores(enc, tokens, texts))
             with self._lock:
                 self._cache[key] = ev
                 if len(self._cache) > _CACHE_SIZE:

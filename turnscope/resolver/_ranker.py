@@ -621,8 +621,7 @@ class Resolver:
 
         if not any(t.role == "user" for t in history):
             return 0.0
-        return history_shift_probability(list(history), message, encoder=self.embedder,
-                                         tagger=self.tagger)
+        return history_shift_probability(list(history), message, encoder=self.embedder)
 
     def _score(self, message: str, history: Sequence[HistoryTurn],
                shift: float | None) -> tuple[list[Candidate], np.ndarray, np.ndarray]:
@@ -708,8 +707,7 @@ def _detector_for(resolver: Resolver) -> Any:
     with _LOCK:
         det = _DETECTORS.get(id(resolver.embedder))
         if det is None:
-            det = _DETECTORS[id(resolver.embedder)] = ShiftDetector(encoder=resolver.embedder,
-                                                                      tagger=resolver.tagger)
+            det = _DETECTORS[id(resolver.embedder)] = ShiftDetector(encoder=resolver.embedder)
         return det
 
 

@@ -21,16 +21,6 @@ returns a probability:
   an answer ("the latter", "the above mentioned"), the length, a leading wh-word,
   an explicit change-of-subject cue ("different question", "unrelated"), a contrast
   cue ("what about", "other than"), and the turn's position.
-- the neural tagger's reading of the message beside the turns before it (the model the
-  learned resolver runs, :class:`turnscope.resolver.NeuralTagger`): its need head (does
-  the message need anything from the history), and its best token score in the previous
-  answer, in the previous question and in older turns. A message that reaches into the
-  answer rather than the question is how TopiOCQA's users move on to what the answer
-  brought up; these five columns lifted topic-shift F1 on TopiOCQA dev from 0.669 to
-  0.691 with the same training data (``benchmarks/shift_evidence.py``). The tagger reads
-  the turns as typed (the resolver's own pass reads earlier user turns as their
-  rewrites, which the training data does not have), so a turn after a rewritten one
-  costs a second tagger pass.
 
 What "topic" means is what the training data says: mostly TopiOCQA, where a switch
 is a change of Wikipedia article. Many of those are *drift*: "the second one",
@@ -68,8 +58,7 @@ API for other components (the candidate ranker, the embedded rewriter)
     ``ConversationState``: ``history`` is a sequence of ``(role, text)`` pairs or of
     objects with ``.role`` and ``.text`` (the resolver's ``HistoryTurn``), oldest
     first; ``message`` is the latest user text. Nothing is cached between calls
-    unless ``encoder`` caches (pass the resolver's ``CachedEmbedder``); the tagger
-    (``tagger``, else the shared default) keeps its answers for the process.
+    unless ``encoder`` caches (pass the resolver's ``CachedEmbedder``).
 
 ``message`` only needs ``.index`` (the turn number it will get: ``state.last_index +
 1``) and ``.text``; :class:`turnscope.scope.Message` has both.
@@ -98,7 +87,7 @@ from dataclasses import dataclass, field, fields
 from functools import cached_property, lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -110,14 +99,7 @@ from turnscope.conversation import ConversationState, Role, Turn
 # one list of change-of-subject cues for the whole project: the classifier's pivot
 # patterns are what the reference classes of docs/output.md calls an explicit cue, so the detector reads the same
 from turnscope.references import PIVOT_EN, PIVOT_JA
-from turnscope.resolver._candidates import (
-    EMPTY_EVIDENCE,
-    HistoryTurn,
-    NeuralEvidence,
-    NeuralTagger,
-    default_tagger,
-    overlap,
-)
+from turnscope.resolver._candidates import overlap
 
 __all__ = [
     "FEATURE_NAMES",
@@ -128,7 +110,6 @@ __all__ = [
     "MODEL_FORMAT",
     "RECENT_TURNS",
     "SegmentCentroid",
-    "TaggerColumns",
     "ShiftDetector",
     "ShiftModel",
     "ShiftTracker",
@@ -137,7 +118,6 @@ __all__ = [
     "shift_probability",
     "shipped_model",
     "shipped_model_path",
-    "tagger_columns",
 ]
 
 # Features ------------------------------------------------------------------------------
@@ -255,48 +235,12 @@ class ShiftFeatures:
     prev_answer_words: float
     prev_answer_names: float  # share of capitalised words in the previous answer
     turn_position: float  # 1-based user-turn number
-    tagger_need: float  # the tagger's need head: does the message need the history at all
-    tagger_answer: float  # its best token score in the previous answer
-    tagger_question: float  # ... in the previous question
-    tagger_older: float  # ... in any older turn it read
-    tagger_gap: float  # tagger_answer - tagger_question: reaching into the answer
 
     def as_row(self) -> np.ndarray:
         # getattr, not dataclasses.astuple: astuple deep-copies and is 20x slower, and
         # training builds tens of thousands of rows
         return np.fromiter((getattr(self, n) for n in FEATURE_NAMES), dtype=np.float64,
                            count=len(FEATURE_NAMES))
-
-
-class TaggerColumns(NamedTuple):
-    """The tagger's five columns of :class:`ShiftFeatures` for one message."""
-
-    need: float
-    answer: float
-    question: float
-    older: float
-    gap: float
-
-
-#: a message with no history, or one the tagger did not read
-NO_TAGGER = TaggerColumns(math.nan, math.nan, math.nan, math.nan, math.nan)
-
-
-def tagger_columns(evidence: NeuralEvidence, answered: bool) -> TaggerColumns:
-    """The tagger's columns from its evidence for a message; ``answered`` says whether the
-    newest history text is the previous answer (else it is the previous question).
-
-    >>> tagger_columns(NeuralEvidence(0.9, {}, (0.8, 0.1, 0.3, 0.2)), answered=True)
-    TaggerColumns(need=0.9, answer=0.8, question=0.1, older=0.3, gap=0.7000000000000001)
-    """
-    if evidence is EMPTY_EVIDENCE or not evidence.turns:
-        return NO_TAGGER
-    by_turn = evidence.turns
-    a = by_turn[0] if answered else math.nan
-    q_at = 1 if answered else 0
-    q = by_turn[q_at] if len(by_turn) > q_at else math.nan
-    older = [v for v in by_turn[q_at + 1:] if not math.isnan(v)]
-    return TaggerColumns(evidence.need, a, q, max(older) if older else math.nan, a - q)
 
 
 #: the model's columns, in order
@@ -310,7 +254,7 @@ _CUE_COLUMN = FEATURE_NAMES.index("change_cue")
 # Detector ------------------------------------------------------------------------------
 
 #: first line of a model file; bump when the layout or the meaning of a feature changes
-MODEL_FORMAT = "turnscope-shift-model/3"
+MODEL_FORMAT = "turnscope-shift-model/2"
 #: how many of the latest user turns ``cos_recent_max`` looks at
 RECENT_TURNS = 4
 #: the probability an explicit change-of-subject cue guarantees. The cue is what the reference
@@ -370,9 +314,8 @@ class ShiftTracker:
         self._prev_a_len = math.nan
         self._prev_a_names = math.nan
 
-    def features(self, text: str, vec: np.ndarray, tagged: TaggerColumns = NO_TAGGER) -> ShiftFeatures:
-        """Features of the user message ``text`` (embedded as ``vec``, read by the tagger as
-        ``tagged``) given what came before."""
+    def features(self, text: str, vec: np.ndarray) -> ShiftFeatures:
+        """Features of the user message ``text`` (embedded as ``vec``) given what came before."""
         words = _words(text)
         names = _names(text)
         tokens = [m.group().casefold() for m in _WORD.finditer(text)]
@@ -411,11 +354,6 @@ class ShiftTracker:
             prev_answer_words=self._prev_a_len,
             prev_answer_names=self._prev_a_names,
             turn_position=float(self.user_turns + 1),
-            tagger_need=tagged.need,
-            tagger_answer=tagged.answer,
-            tagger_question=tagged.question,
-            tagger_older=tagged.older,
-            tagger_gap=tagged.gap,
         )
 
     def add_user(self, text: str, vec: np.ndarray, shift: bool) -> None:
@@ -574,11 +512,9 @@ class ShiftDetector:
     #: last answer introduced ("the second one", "the latter", "where was he born?")
     bridges = True
 
-    def __init__(self, model: ShiftModel | None = None, encoder: Encoder | None = None,
-                 tagger: NeuralTagger | None = None) -> None:
+    def __init__(self, model: ShiftModel | None = None, encoder: Encoder | None = None) -> None:
         self._model = model
         self._encoder = encoder
-        self._tagger = tagger
         # one conversation state may be scored from two threads (a service); the memo
         # is not safe to update concurrently
         self._lock = threading.RLock()
@@ -596,12 +532,6 @@ class ShiftDetector:
         return self._encoder
 
     @property
-    def tagger(self) -> NeuralTagger:
-        if self._tagger is None:
-            self._tagger = default_tagger()
-        return self._tagger
-
-    @property
     def threshold(self) -> float:
         return self.model.threshold
 
@@ -611,30 +541,6 @@ class ShiftDetector:
 
     def _embed(self, text: str) -> np.ndarray:
         return np.asarray(self.encoder.embed_queries([text])[0], dtype=np.float32)
-
-    @staticmethod
-    def _history(state: ConversationState, before: int) -> list[HistoryTurn]:
-        # the turns as typed, as the training conversations hold them (no rewrites)
-        return [HistoryTurn(t.index, t.role.value, t.content) for t in state.turns if t.index < before]
-
-    def _read(self, text: str, vec: np.ndarray, history: list[HistoryTurn],
-              tracker: ShiftTracker) -> ShiftFeatures:
-        if not history:
-            return tracker.features(text, vec)
-        tagged = tagger_columns(self.tagger.evidence(text, history), history[-1].role == "assistant")
-        return tracker.features(text, vec, tagged)
-
-    def _score(self, memo: ShiftMemo, state: ConversationState, index: int,
-               text: str) -> tuple[np.ndarray, float]:
-        """Embed ``text`` and score it after the turns before ``index``: (vector, probability)."""
-        history = self._history(state, index)
-        if history:
-            # the tagger works on its own thread while e5 embeds the message
-            self.tagger.prefetch(text, history)
-        vec = self._embed(text)
-        if memo.tracker.user_turns == 0:
-            return vec, 0.0  # nothing to shift from
-        return vec, self.model.probability(self._read(text, vec, history, memo.tracker))
 
     def _sync(self, memo: ShiftMemo, state: ConversationState, before: int) -> None:
         """Fold every turn of ``state`` before ``before`` into the tracker, once."""
@@ -648,7 +554,9 @@ class ShiftDetector:
                 else:
                     # a turn no one scored (another policy ran it): score it now, so the
                     # segment is the one this detector would have opened
-                    vec, p = self._score(memo, state, turn.index, turn.content)
+                    vec = self._embed(turn.content)
+                    p = self.model.probability(memo.tracker.features(turn.content, vec)) \
+                        if memo.tracker.user_turns else 0.0
                     memo.probabilities[turn.index] = p
                     shift = p >= self.threshold
                 memo.tracker.add_user(turn.content, vec, shift)
@@ -664,7 +572,7 @@ class ShiftDetector:
             held = memo.pending.get(message.index)
             vec = held[1] if held is not None and held[0] == message.text \
                 else self._embed(message.text)
-            return self._read(message.text, vec, self._history(state, message.index), memo.tracker)
+            return memo.tracker.features(message.text, vec)
 
     def probability(self, state: ConversationState, message: ShiftMessage) -> float:
         """Probability that ``message`` opens a new topic (cached per turn in ``state.shift``)."""
@@ -677,7 +585,11 @@ class ShiftDetector:
                 raise InputError(f"turn {message.index} is already in the conversation; "
                                  "score a message before it is appended")
             self._sync(memo, state, message.index)
-            vec, p = self._score(memo, state, message.index, message.text)
+            vec = self._embed(message.text)
+            if memo.tracker.user_turns == 0:
+                p = 0.0  # nothing to shift from
+            else:
+                p = self.model.probability(memo.tracker.features(message.text, vec))
             memo.pending[message.index] = (message.text, vec, p >= self.threshold)
             memo.probabilities[message.index] = p
             return p
@@ -714,7 +626,6 @@ def history_shift_probability(
     *,
     encoder: Encoder | None = None,
     model: ShiftModel | None = None,
-    tagger: NeuralTagger | None = None,
 ) -> float:
     """:func:`shift_probability` for plain turns: ``(role, text)`` pairs or objects with
     ``.role`` and ``.text``, oldest first, then the latest user ``message``.
@@ -736,4 +647,4 @@ def history_shift_probability(
             raise InputError(f"history turn {i}: role must be 'user' or 'assistant', "
                              f"got {role!r}") from None
         state.turns.append(Turn(i, r, str(text)))
-    return ShiftDetector(model, encoder, tagger).probability(state, _Text(len(state.turns) + 1, message))
+    return ShiftDetector(model, encoder).probability(state, _Text(len(state.turns) + 1, message))
