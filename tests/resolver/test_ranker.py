@@ -113,13 +113,14 @@ def test_a_session_embeds_each_user_turn_once_and_no_answer() -> None:
 
 
 def test_a_phrase_the_pronoun_cannot_take_is_declined_in_the_trace() -> None:
-    # the gate passes everything at threshold 0; "he" cannot be "controversy"
-    hist = [HistoryTurn(1, "user", "What was the controversy about the singer?"),
+    # the gate passes everything at threshold 0; "he" can be none of these phrases (no
+    # person is named), so whichever the ranker puts first is declined, by name
+    hist = [HistoryTurn(1, "user", "What was the controversy about the album?"),
             HistoryTurn(2, "assistant", "The controversy began with an assault charge in 2003.")]
     res = default_resolver().resolve("Did he plead guilty?", hist, threshold=0.0)
-    assert res.scored[0].text == "controversy"
+    assert res.scored[0].text in {"controversy", "album", "assault charge"}
     assert res.query == "Did he plead guilty?" and res.carried == ()
-    assert "controversy" in str(res.trace()["declined"])
+    assert res.scored[0].text in str(res.trace()["declined"])
     named = [HistoryTurn(1, "user", "Tell me about Jack White."),
              HistoryTurn(2, "assistant", "Jack White is a guitarist. The controversy began with "
                                          "an assault charge in 2003.")]
