@@ -1,6 +1,6 @@
 """Apply the reference building blocks (agreement, ellipsis, preamble, elaboration) to the
 everyday follow-up items and print, per pattern, how often each block fires and how often its
-text meets the item's required and forbidden terms (SPEC section 4 matching).
+text meets the item's required and forbidden terms (docs/output.md's matching).
 
 Development half only: the check half is not to be read while the blocks are being built.
 

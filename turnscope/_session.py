@@ -141,7 +141,7 @@ class TurnResult:
     decided_by: str = "rules"
 
     def to_output(self, item_id: str | None = None) -> dict[str, Any]:
-        """The SPEC section 4 rewrite-output object."""
+        """The rewrite-output object of docs/output.md."""
         out: dict[str, Any] = {}
         if item_id is not None:
             out["id"] = item_id

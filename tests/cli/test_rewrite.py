@@ -305,7 +305,7 @@ def test_chat_prints_one_compact_line_per_user_message(runner: CliRunner) -> Non
     assert res.exit_code == 0, res.output
     out = res.output
     assert "loading" in out.splitlines()[0]  # said before anything loads
-    assert "→ What's the uptime SLA on Dublin?   (textual immediate, rewritten)" in out
+    assert "→ What's the uptime SLA on Dublin?   resolved: Dublin" in out
     assert "(answer recorded)" in out
     # the scope and the slot table wait for --verbose
     assert "slots after turn" not in out and "scope=" not in out
@@ -354,7 +354,7 @@ def test_chat_screen_command_feeds_situational_references(runner: CliRunner) -> 
     res = runner.invoke(app, ["chat"], input=script, env=WIDE)
     assert res.exit_code == 0, res.output
     assert "Billing export API" in res.output
-    assert "(situational page, rewritten)" in res.output
+    assert "resolved: Billing export API" in res.output
 
 
 def test_chat_ends_on_eof_without_quit(runner: CliRunner) -> None:

@@ -721,3 +721,47 @@ def test_only_the_users_words_put_a_conversation_in_the_domain() -> None:
     s.add("assistant", "Throat cancer is common in Europe; the standard treatment is surgery.")
     r = s.user("Is it treatable?")
     assert "domain" not in r.trace and "resolver" in r.trace
+
+
+# `carried` names what a rule wrote in even when the rule did not name it itself -------
+
+def test_an_ordinal_rewrite_names_the_option_it_wrote_in() -> None:
+    s = Session()
+    for role, text in REGIONS:
+        s.add(role, text)
+    r = s.user("What's the uptime SLA on the second one?")
+    assert r.query == "What's the uptime SLA on Dublin?"
+    assert r.carried == ("Dublin",)
+
+
+def test_a_screen_rewrite_names_the_page_it_wrote_in() -> None:
+    s = Session()
+    r = s.user("does this page cover pagination?", screen=SCREEN)
+    assert "Billing export API" in r.query
+    assert r.carried == ("Billing export API",)
+
+
+def test_a_message_left_as_typed_carries_nothing() -> None:
+    s = Session()
+    for role, text in REGIONS:
+        s.add(role, text)
+    r = s.user("How do I rotate an API token?")
+    assert r.query == "How do I rotate an API token?" and r.carried == ()
+
+
+def test_brought_in_keeps_only_runs_the_conversation_said() -> None:
+    from turnscope.rewriters._embedded import brought_in
+
+    said = ["Frankfurt and Dublin both support CMK.", "Customer-managed keys (CMK) page"]
+    # function words at a run's ends are cut; the option itself is named
+    assert brought_in("is the second one cheaper?", "is Dublin cheaper?", said) == ("Dublin",)
+    # two runs, in query order, each once
+    assert brought_in("compare the first two", "compare Frankfurt and Dublin", said) == \
+        ("Frankfurt and Dublin",)
+    # a bracket the run opened is closed
+    assert brought_in("is this in london", "is Customer-managed keys (CMK) in london", said) == \
+        ("Customer-managed keys (CMK)",)
+    # a word nobody said is not a carried phrase (nor is the user's own word moved)
+    assert brought_in("is the second one cheaper?", "is Lisbon cheaper?", said) == ()
+    assert brought_in("is dublin cheaper than it?", "is it cheaper than dublin?", said) == ()
+    assert brought_in("same text", "same text", said) == ()

@@ -55,7 +55,7 @@ _CONTEXT_CHARS = 700
 _LABELS = ("PERSON", "ORG", "GPE", "LOC", "WORK_OF_ART", "PRODUCT", "NORP", "FAC", "EVENT", "LAW", "LANGUAGE")
 _DEPS = ("nsubj", "nsubjpass", "dobj", "pobj", "attr", "appos", "conj", "compound", "ROOT")
 _KINDS = ("person", "thing", "plural", "np", "fragment", "attribute")
-#: the reference classes the rules may read a message as (the SPEC's strata)
+#: the reference classes the rules may read a message as (the evaluation's strata)
 _CLASSES = ("standalone", "textual_immediate", "textual_earlier", "situational_page", "situational_site")
 GENERATORS = ("typed", "rules", "parser")
 _PRONOUN_KINDS = ("person", "thing", "plural")
@@ -163,7 +163,7 @@ def candidates_for(message: str, history: Sequence[tuple[str, str]], rules_query
                    resolved: frozenset[str] | None = None) -> tuple[Reference | None, list[Candidate]]:
     """The candidate rewrites of ``message`` after ``history`` (``(role, text)``, oldest
     first), each with its features; the reference they resolve (None: nothing to decide).
-    ``rules_class`` is the reference class the rules read the message as (SPEC strata).
+    ``rules_class`` is the reference class the rules read the message as (an evaluation stratum).
     ``resolved``: the agreements (:attr:`Reference.agreement`) of references already
     resolved in ``message``; then only a person pronoun that differs from all of them is
     taken."""

@@ -411,7 +411,7 @@ def featurize(message: str, history: Sequence[HistoryTurn], cands: Sequence[Cand
 # phrase is carried only when the gate says so.
 
 #: turns of history the ranker reads besides the conversation's opening turn (the
-#: liveness horizon: an entity silent for longer is evicted, SPEC section 2)
+#: liveness horizon: an entity silent for longer is evicted)
 DEFAULT_HISTORY_TURNS = 12
 _MODEL_FILE = "resolver.txt"
 #: the line between the ranker's trees and the gate's in the model file

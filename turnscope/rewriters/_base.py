@@ -34,10 +34,10 @@ class RewriteResult:
     backend: str = EMBEDDED
     fallback: bool = False
     fallback_reason: str | None = None
-    #: entities in the query that the scope excluded (SPEC: a leak); empty for embedded
+    #: entities in the query that the scope excluded (a leak); empty for embedded
     leaks: tuple[str, ...] = ()
     trace: dict[str, object] = field(default_factory=dict)
-    #: what the rewrite brought in from earlier turns or the screen, in query order (SPEC 4)
+    #: what the rewrite brought in from earlier turns or the screen, in query order (docs/output.md)
     carried: tuple[str, ...] = ()
     #: the rewrite resolved a pronoun, an ordinal or an ellipsis against the previous
     #: exchange: the message continues the topic (the output's ``topic_shift`` is false)

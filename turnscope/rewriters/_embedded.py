@@ -34,8 +34,8 @@ with the rules above (the trace says ``"domain": "vocabulary"``).
 Unguarded scopes (``full``, ``window``, ``segment``) additionally *carry*
 qualifiers from the history, as a "condense the question" step told to keep
 constraints that still apply does: the most salient entity of each type absent
-from the message. That is exactly the behaviour whose contamination SPEC
-section 1 describes, reproduced so policies can be compared on equal terms.
+from the message. That is exactly the behaviour whose contamination
+the README describes, reproduced so policies can be compared on equal terms.
 
 The rules live in ``turnscope.rewriters._rules``, a module per family of references. Each
 is a :class:`~turnscope.rewriters._rules._base.Rule` (a ``name`` and ``apply(turn)``
@@ -68,8 +68,11 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
+from difflib import SequenceMatcher
 
 from turnscope._exceptions import ConfigError
+from turnscope._lexicon import FUNCTION_WORDS
 from turnscope.conversation import Role
 from turnscope.entities import EntityExtractor
 from turnscope.language import Decider, decider_unavailable, load_parser, shared_decider, topic_anchor
@@ -303,9 +306,61 @@ class EmbeddedRewriter:
             focus=focus,
             backend=EMBEDDED,
             trace=trace,
-            carried=turn.carried,
+            # (after the flag: the flag reads what the rules themselves said they carried)
+            carried=turn.carried or brought_in(turn.request.message.text, text, _sources(turn)),
             continues=_continues(turn),
         )
+
+
+_WORD = re.compile(r"\w+(?:[-'’.]\w+)*")
+
+
+def _sources(turn: TurnContext) -> list[str]:
+    """The texts a rewrite may bring words in from: the earlier turns and the screens."""
+    out = [t.content for t in turn.state.turns]
+    for screen in (turn.request.message.screen, turn.state.latest_screen()):
+        if screen is not None:
+            out += [screen.page_title or "", screen.page_url or "", screen.site or ""]
+    return out
+
+
+def brought_in(typed: str, query: str, sources: Sequence[str]) -> tuple[str, ...]:
+    """What ``query`` holds that ``typed`` does not and the conversation does: each run of
+    the query's words that replaced or joined the typed words, cut of function words at its
+    ends, in query order, kept only when every word of it was said in ``sources``. It names
+    ``carried`` where a rule wrote a phrase in without naming it (an ordinal's option, a
+    pronoun's antecedent); a run holding a word from nowhere is left out, not guessed.
+
+    >>> brought_in("What's the SLA on the second one?", "What's the SLA on Dublin?",
+    ...            ["Frankfurt and Dublin both support it."])
+    ('Dublin',)
+    """
+    if query.strip() == typed.strip():
+        return ()
+    words = list(_WORD.finditer(query))
+    typed_words = [w.casefold() for w in _WORD.findall(typed)]
+    matcher = SequenceMatcher(a=typed_words, b=[w.group().casefold() for w in words], autojunk=False)
+    said = {w.casefold() for s in sources for w in _WORD.findall(s)}
+    own = set(typed_words)
+    out: list[str] = []
+    for tag, _, _, j1, j2 in matcher.get_opcodes():
+        if tag not in ("insert", "replace"):
+            continue
+        run = words[j1:j2]
+        while run and run[0].group().casefold() in FUNCTION_WORDS:
+            run = run[1:]
+        while run and run[-1].group().casefold() in FUNCTION_WORDS:
+            run = run[:-1]
+        folded = [w.group().casefold() for w in run]
+        # (a run of the user's own words only moved: "how fast does dublin recover")
+        if not run or all(w in own for w in folded) or not all(w in said for w in folded):
+            continue
+        end = run[-1].end()
+        if query.count("(", run[0].start(), end) > query.count(")", run[0].start(), end) \
+                and query[end:end + 1] == ")":
+            end += 1  # "Customer-managed keys (CMK)": the bracket the run opened
+        out.append(query[run[0].start():end])
+    return tuple(dict.fromkeys(out))
 
 
 #: Japanese sentence ends and fillers a message may open with (not part of its question)

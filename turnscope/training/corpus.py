@@ -36,7 +36,7 @@ def split_of(conversation: str, writer: str) -> str:
 
 def load_corpus(split: str | None = None, folder: Path | None = None, *,
                 lang: str | None = None) -> list[dict[str, Any]]:
-    """Follow-up items (SPEC section 4, plus ``conversation``, ``writer``, ``domain``,
+    """Follow-up items (the fields of docs/output.md's input items, plus ``conversation``, ``writer``, ``domain``,
     ``pattern``, ``antecedent``, ``human_rewrite``, ``split``) of one part, or of all."""
     if split is not None and split not in SPLITS:
         raise ConfigError(f"unknown split {split!r}; valid: {', '.join(SPLITS)}")

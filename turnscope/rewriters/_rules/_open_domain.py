@@ -627,7 +627,7 @@ class LearnedResolver:
                        learned=True, final=True, continues=continues)
 
 
-#: how many earlier questions of the thread a fragment may be parallel to (SPEC 1: a
+#: how many earlier questions of the thread a fragment may be parallel to (a
 #: fragment continues the last few questions, not the whole conversation)
 _MAX_BACK = 3
 #: the shift probability from which a fragment of no closed kind is a new subject
