@@ -765,3 +765,17 @@ def test_brought_in_keeps_only_runs_the_conversation_said() -> None:
     assert brought_in("is the second one cheaper?", "is Lisbon cheaper?", said) == ()
     assert brought_in("is dublin cheaper than it?", "is it cheaper than dublin?", said) == ()
     assert brought_in("same text", "same text", said) == ()
+
+
+def test_brought_in_reads_japanese_runs_as_they_stand() -> None:
+    from turnscope.rewriters._embedded import brought_in
+
+    said = ["アバター案内はAIアバターです。", "アバター案内マニュアル — 画面連動", "受付キオスク「おもてなし受付」"]
+    assert brought_in("それは別料金？", "アバター案内は別料金？", said) == ("アバター案内",)
+    # a character the page title shares with the typed message does not split the title
+    assert brought_in("このページは何？", "「アバター案内マニュアル — 画面連動」は何？", said) == \
+        ("アバター案内マニュアル — 画面連動",)
+    assert brought_in("このページの製品は英語大丈夫？", "受付キオスク「おもてなし受付」は英語大丈夫？", said) == \
+        ("受付キオスク「おもてなし受付」",)
+    # a stretch the conversation never said is left out
+    assert brought_in("それは別料金？", "チャットボットは別料金？", said) == ()
