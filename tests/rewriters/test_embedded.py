@@ -747,34 +747,3 @@ def test_a_message_left_as_typed_carries_nothing() -> None:
         s.add(role, text)
     r = s.user("How do I rotate an API token?")
     assert r.query == "How do I rotate an API token?" and r.carried == ()
-
-
-_SAID_EN = ["Frankfurt and Dublin both support CMK.", "Customer-managed keys (CMK) page"]
-_SAID_JA = ["アバター案内はAIアバターです。", "アバター案内マニュアル — 画面連動", "受付キオスク「おもてなし受付」"]
-
-
-@pytest.mark.parametrize(("typed", "query", "said", "expected"), [
-    # function words at a run's ends are cut; the option itself is named
-    ("is the second one cheaper?", "is Dublin cheaper?", _SAID_EN, ("Dublin",)),
-    ("compare the first two", "compare Frankfurt and Dublin", _SAID_EN, ("Frankfurt and Dublin",)),
-    # a bracket the run opened is closed
-    ("is this in london", "is Customer-managed keys (CMK) in london", _SAID_EN, ("Customer-managed keys (CMK)",)),
-    # a word nobody said is not a carried phrase, nor is the user's own word moved
-    ("is the second one cheaper?", "is Lisbon cheaper?", _SAID_EN, ()),
-    ("is dublin cheaper than it?", "is it cheaper than dublin?", _SAID_EN, ()),
-    ("same text", "same text", _SAID_EN, ()),
-    # Japanese runs are compared character by character and kept as they stand
-    ("それは別料金？", "アバター案内は別料金？", _SAID_JA, ("アバター案内",)),
-    # a character the page title shares with the typed message does not split the title
-    ("このページは何？", "「アバター案内マニュアル — 画面連動」は何？", _SAID_JA,
-     ("アバター案内マニュアル — 画面連動",)),
-    ("このページの製品は英語大丈夫？", "受付キオスク「おもてなし受付」は英語大丈夫？", _SAID_JA,
-     ("受付キオスク「おもてなし受付」",)),
-    # a stretch the conversation never said is left out
-    ("それは別料金？", "チャットボットは別料金？", _SAID_JA, ()),
-])
-def test_brought_in_keeps_only_runs_the_conversation_said(typed: str, query: str, said: list[str],
-                                                          expected: tuple[str, ...]) -> None:
-    from turnscope.rewriters._embedded import brought_in
-
-    assert brought_in(typed, query, said) == expected

@@ -68,17 +68,15 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
-from difflib import SequenceMatcher
 
 from turnscope._exceptions import ConfigError
-from turnscope._lexicon import FUNCTION_WORDS
 from turnscope.conversation import Role
 from turnscope.entities import EntityExtractor
 from turnscope.language import Decider, decider_unavailable, load_parser, shared_decider, topic_anchor
 from turnscope.references import Cue, ReferenceClass, english_pronoun
 from turnscope.resolver import Resolver
 from turnscope.rewriters._base import EMBEDDED, RewriteRequest, RewriteResult
+from turnscope.rewriters._guard import brought_in, conversation_text
 from turnscope.rewriters._rules._base import Rewrite, Route, Rule, TurnContext, primary_mention
 from turnscope.rewriters._rules._immediate import IMMEDIATE_RULES
 from turnscope.rewriters._rules._open_domain import (
@@ -307,97 +305,10 @@ class EmbeddedRewriter:
             backend=EMBEDDED,
             trace=trace,
             # (after the flag: the flag reads what the rules themselves said they carried)
-            carried=turn.carried or brought_in(turn.request.message.text, text, _sources(turn)),
+            carried=turn.carried or brought_in(turn.request.message.text, text,
+                                                [conversation_text(turn.request, evidence="")]),
             continues=_continues(turn),
         )
-
-
-#: a word in Latin script or digits, or one character of any other script (Japanese has no
-#: spaces: its runs are compared character by character)
-_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[-'’.][A-Za-z0-9]+)*|[^\W_A-Za-z0-9]")
-#: Japanese particles a run of brought-in characters may start or end with
-_RUN_PARTICLES = frozenset("のはがをにでともへや")
-
-
-def _sources(turn: TurnContext) -> list[str]:
-    """The texts a rewrite may bring words in from: the earlier turns and the screens."""
-    out = [t.content for t in turn.state.turns]
-    for screen in (turn.request.message.screen, turn.state.latest_screen()):
-        if screen is not None:
-            out += [screen.page_title or "", screen.page_url or "", screen.site or ""]
-    return out
-
-
-#: brackets a brought-in run may open and so must close
-_BRACKETS = (("(", ")"), ("「", "」"), ("『", "』"))
-
-
-def _changed_runs(matcher: SequenceMatcher[str], tokens: Sequence[re.Match[str]]) -> list[tuple[int, int]]:
-    """The query's inserted or replaced token runs, as (start, end) token indices. One
-    character of Japanese both texts happen to share ("ー" of ページ and of マニュアル) does not
-    split a run: character by character, such a match is chance, not the user's word."""
-    runs: list[tuple[int, int]] = []
-    ops = matcher.get_opcodes()
-    for k, (tag, _, _, j1, j2) in enumerate(ops):
-        if tag in ("insert", "replace"):
-            if runs and runs[-1][1] == j1:
-                runs[-1] = (runs[-1][0], j2)
-            else:
-                runs.append((j1, j2))
-        elif (tag == "equal" and j2 - j1 == 1 and runs and runs[-1][1] == j1 and k + 1 < len(ops)
-              and ops[k + 1][0] in ("insert", "replace") and not tokens[j1].group().isascii()):
-            runs[-1] = (runs[-1][0], j2)
-    return runs
-
-
-def _edge(token: str) -> bool:
-    t = token.casefold()
-    return t in FUNCTION_WORDS or t in _RUN_PARTICLES
-
-
-def brought_in(typed: str, query: str, sources: Sequence[str]) -> tuple[str, ...]:
-    """What ``query`` holds that ``typed`` does not and the conversation does: each run of
-    the query's words that replaced or joined the typed words, cut of function words (and
-    Japanese particles) at its ends, in query order, kept only when the conversation said it:
-    each Latin word of it, and each stretch of Japanese as it stands. It names ``carried``
-    where a rule wrote a phrase in without naming it (an ordinal's option, a pronoun's
-    antecedent); a run holding anything from nowhere is left out, not guessed.
-
-    >>> brought_in("What's the SLA on the second one?", "What's the SLA on Dublin?",
-    ...            ["Frankfurt and Dublin both support it."])
-    ('Dublin',)
-    >>> brought_in("それは別料金？", "アバター案内は別料金？", ["アバター案内はAIアバターです。"])
-    ('アバター案内',)
-    """
-    if query.strip() == typed.strip():
-        return ()
-    tokens = list(_TOKEN.finditer(query))
-    typed_tokens = [t.casefold() for t in _TOKEN.findall(typed)]
-    matcher = SequenceMatcher(a=typed_tokens, b=[t.group().casefold() for t in tokens], autojunk=False)
-    said_words = {w.casefold() for src in sources for w in _TOKEN.findall(src)}
-    said_text = "\n".join(sources).casefold()
-    own = set(typed_tokens)
-    out: list[str] = []
-    for j1, j2 in _changed_runs(matcher, tokens):
-        run = tokens[j1:j2]
-        while run and _edge(run[0].group()):
-            run = run[1:]
-        while run and _edge(run[-1].group()):
-            run = run[:-1]
-        folded = [t.group().casefold() for t in run]
-        # (a run of the user's own words only moved: "how fast does dublin recover")
-        if not run or all(t in own for t in folded):
-            continue
-        text_end = run[-1].end()
-        for opening, closing in _BRACKETS:
-            if query.count(opening, run[0].start(), text_end) > query.count(closing, run[0].start(), text_end) \
-                    and query[text_end:text_end + 1] == closing:
-                text_end += 1  # "Customer-managed keys (CMK)": the bracket the run opened
-        phrase = query[run[0].start():text_end]
-        if all(w in said_words for w in _TOKEN.findall(phrase.casefold()) if w.isascii()) and \
-                all(j in said_text for j in re.findall(r"[^\W_A-Za-z0-9]+", phrase.casefold())):
-            out.append(phrase)
-    return tuple(dict.fromkeys(out))
 
 
 #: Japanese sentence ends and fillers a message may open with (not part of its question)

@@ -19,6 +19,9 @@ extractor's names, acronyms and identifiers, and the entities the model itself
 declared. The general extractor's multi-word *phrases* are not checked, because
 a model's paraphrase ("pagination support" for "paginated") would read as a leak.
 
+The same reading of a query against the conversation names what a rewrite brought in
+(:func:`brought_in`, the output's ``carried`` where a rule named nothing itself).
+
 >>> from turnscope import Session
 >>> seen = []
 >>> class Capture:
@@ -37,6 +40,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 
 from turnscope._lexicon import FUNCTION_WORDS, contains_term, normalize
 from turnscope.entities import EntityExtractor, Mention, SlotStatus
@@ -47,6 +51,7 @@ from turnscope.scope import render_evidence
 __all__ = [
     "CHECKED_TYPES_SKIPPED",
     "LeakReport",
+    "brought_in",
     "conversation_text",
     "find_leaks",
     "invented_entities",
@@ -238,3 +243,84 @@ def placeholder_echoes(texts: Iterable[str], evidence: str) -> tuple[str, ...]:
             if p.casefold() not in seen and p not in out:
                 out.append(p)
     return tuple(out)
+
+
+#: a word in Latin script or digits, or one character of any other script (Japanese has no
+#: spaces: its runs are compared character by character)
+_OTHER_SCRIPT = r"[^\W_A-Za-z0-9]"
+_TOKEN = re.compile(rf"[A-Za-z0-9]+(?:[-'’.][A-Za-z0-9]+)*|{_OTHER_SCRIPT}")
+_OTHER_RUN = re.compile(rf"{_OTHER_SCRIPT}+")
+#: Japanese particles a run of brought-in characters may start or end with
+_RUN_PARTICLES = frozenset("のはがをにでともへや")
+
+
+#: brackets a brought-in run may open and so must close
+_BRACKETS = (("(", ")"), ("「", "」"), ("『", "』"))
+
+
+def _changed_runs(matcher: SequenceMatcher[str], tokens: Sequence[re.Match[str]]) -> list[tuple[int, int]]:
+    """The query's inserted or replaced token runs, as (start, end) token indices. One
+    character of Japanese both texts happen to share ("ー" of ページ and of マニュアル) does not
+    split a run: character by character, such a match is chance, not the user's word."""
+    runs: list[tuple[int, int]] = []
+    ops = matcher.get_opcodes()
+    for k, (tag, _, _, j1, j2) in enumerate(ops):
+        if tag in ("insert", "replace"):
+            if runs and runs[-1][1] == j1:
+                runs[-1] = (runs[-1][0], j2)
+            else:
+                runs.append((j1, j2))
+        elif (tag == "equal" and j2 - j1 == 1 and runs and runs[-1][1] == j1 and k + 1 < len(ops)
+              and ops[k + 1][0] in ("insert", "replace") and not tokens[j1].group().isascii()):
+            runs[-1] = (runs[-1][0], j2)
+    return runs
+
+
+def _edge(token: str) -> bool:
+    t = token.casefold()
+    return t in FUNCTION_WORDS or t in _RUN_PARTICLES
+
+
+def brought_in(typed: str, query: str, sources: Sequence[str]) -> tuple[str, ...]:
+    """What ``query`` holds that ``typed`` does not and the conversation does: each run of
+    the query's words that replaced or joined the typed words, cut of function words (and
+    Japanese particles) at its ends, in query order, kept only when the conversation said it:
+    each Latin word of it, and each stretch of Japanese as it stands. It names ``carried``
+    where a rule wrote a phrase in without naming it (an ordinal's option, a pronoun's
+    antecedent); a run holding anything from nowhere is left out, not guessed.
+
+    >>> brought_in("What's the SLA on the second one?", "What's the SLA on Dublin?",
+    ...            ["Frankfurt and Dublin both support it."])
+    ('Dublin',)
+    >>> brought_in("それは別料金？", "アバター案内は別料金？", ["アバター案内はAIアバターです。"])
+    ('アバター案内',)
+    """
+    if query.strip() == typed.strip():
+        return ()
+    tokens = list(_TOKEN.finditer(query))
+    typed_tokens = [t.casefold() for t in _TOKEN.findall(typed)]
+    matcher = SequenceMatcher(a=typed_tokens, b=[t.group().casefold() for t in tokens], autojunk=False)
+    said_words = {w.casefold() for src in sources for w in _TOKEN.findall(src)}
+    said_text = "\n".join(sources).casefold()
+    own = set(typed_tokens)
+    out: list[str] = []
+    for j1, j2 in _changed_runs(matcher, tokens):
+        run = tokens[j1:j2]
+        while run and _edge(run[0].group()):
+            run = run[1:]
+        while run and _edge(run[-1].group()):
+            run = run[:-1]
+        folded = [t.group().casefold() for t in run]
+        # (a run of the user's own words only moved: "how fast does dublin recover")
+        if not run or all(t in own for t in folded):
+            continue
+        text_end = run[-1].end()
+        for opening, closing in _BRACKETS:
+            if query.count(opening, run[0].start(), text_end) > query.count(closing, run[0].start(), text_end) \
+                    and query[text_end:text_end + 1] == closing:
+                text_end += 1  # "Customer-managed keys (CMK)": the bracket the run opened
+        phrase = query[run[0].start():text_end]
+        if all(w in said_words for w in _TOKEN.findall(phrase.casefold()) if w.isascii()) and \
+                all(j in said_text for j in _OTHER_RUN.findall(phrase.casefold())):
+            out.append(phrase)
+    return tuple(dict.fromkeys(out))
